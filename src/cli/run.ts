@@ -1,0 +1,65 @@
+/**
+ * The `apf` command: dispatch to subcommands.
+ *
+ * @module
+ */
+
+import { CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
+import type { CliIO, ExitCode } from "./io.ts";
+import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
+
+/** The version printed by `apf version`. */
+export const VERSION = "0.1.0";
+
+const USAGE = `apf: Kubernetes API Priority and Fairness for edge and serverless apps
+
+usage:
+  ${VALIDATE_USAGE}
+  ${CONFIG_PRINT_USAGE}
+  apf version
+  apf help
+`;
+
+/**
+ * Runs the `apf` command line with `args` (without the program name) and
+ * returns the exit status.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "@apf/edge/cli";
+ * const code = await runCli(["config", "print", "--json"], {
+ *   readTextFile: (path) => Deno.readTextFile(path),
+ *   stdout: (text) => console.log(text),
+ *   stderr: (text) => console.error(text),
+ * });
+ * ```
+ */
+export async function runCli(args: readonly string[], io: CliIO): Promise<ExitCode> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case "validate":
+      return await validateCommand(rest, io);
+    case "config":
+      if (rest[0] === "print") return await configPrintCommand(rest.slice(1), io);
+      io.stderr(
+        `unknown config command ${JSON.stringify(rest[0] ?? "")}\nusage: ${CONFIG_PRINT_USAGE}\n`,
+      );
+      return 2;
+    case "version":
+    case "--version":
+      io.stdout(`apf ${VERSION}\n`);
+      return 0;
+    case "help":
+    case "--help":
+    case "-h":
+      io.stdout(USAGE);
+      return 0;
+    default:
+      io.stderr(
+        `${
+          command === undefined ? "no command given" : `unknown command ${JSON.stringify(command)}`
+        }\n\n${USAGE}`,
+      );
+      return 2;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The effective configuration: what a server does with a set of objects
+ * (spec §2.4, §2.6): the priority levels with their limits and their current
+ * limits at zero demand, and the FlowSchemas in matching order with dangling
+ * ones set aside.
+ *
+ * @module
+ */
+
+import { mandatoryFlowSchemas, mandatoryPriorityLevels } from "./bootstrap.ts";
+import { allocateCurrentLimits } from "./borrowing.ts";
+import { CATCH_ALL, DEFAULT_SERVER_CONCURRENCY_LIMIT, EXEMPT } from "./constants.ts";
+import { defaultFlowSchema, defaultPriorityLevel } from "./defaults.ts";
+import { computeLevelLimits, type LevelLimits } from "./limits.ts";
+import type {
+  FlowControlConfiguration,
+  FlowDistinguisherMethodType,
+  FlowSchema,
+  LimitResponseType,
+  PriorityLevelConfiguration,
+  PriorityLevelType,
+} from "./types.ts";
+
+/** A priority level with its computed limits. */
+export interface EffectivePriorityLevel extends LevelLimits {
+  /** The level's name. */
+  name: string;
+  /** `Exempt` or `Limited`. */
+  type: PriorityLevelType;
+  /** For Limited levels: `Queue` or `Reject`. */
+  limitResponse?: LimitResponseType;
+  /** Current concurrency limit after the first borrowing allocation, with zero demand. */
+  currentLimit: number;
+  /** Queues (queuing levels only). */
+  queues?: number;
+  /** Hand size (queuing levels only). */
+  handSize?: number;
+  /** Queue length limit (queuing levels only). */
+  queueLengthLimit?: number;
+  /** The object itself. */
+  object: PriorityLevelConfiguration;
+}
+
+/** A FlowSchema in matching order. */
+export interface EffectiveFlowSchema {
+  /** The schema's name. */
+  name: string;
+  /** Its matching precedence. */
+  precedence: number;
+  /** The level it assigns requests to. */
+  priorityLevel: string;
+  /** How it tells flows apart; absent: one flow. */
+  distinguisher?: FlowDistinguisherMethodType;
+  /** The object itself. */
+  object: FlowSchema;
+}
+
+/** Everything a server derives from a configuration. */
+export interface EffectiveConfiguration {
+  /** The server concurrency limit the levels share. */
+  serverConcurrencyLimit: number;
+  /** Σ shares of all levels. */
+  shareSum: number;
+  /** Σ NominalCL of all levels (can exceed the server limit: NominalCL rounds up). */
+  nominalSum: number;
+  /** Priority levels: the given ones, then any imagined mandatory level. */
+  priorityLevels: EffectivePriorityLevel[];
+  /** FlowSchemas that match requests, in matching order. */
+  flowSchemas: EffectiveFlowSchema[];
+  /** FlowSchemas that reference a missing level; they match nothing. */
+  dangling: EffectiveFlowSchema[];
+}
+
+/** Options of {@linkcode effectiveConfiguration}. */
+export interface EffectiveOptions {
+  /** Seats the whole server may run at once (default 600). */
+  serverConcurrencyLimit?: number;
+}
+
+/** Matching order: precedence ascending, then name (byte-wise; names are ASCII). */
+export function compareFlowSchemas(a: FlowSchema, b: FlowSchema): number {
+  const pa = a.spec.matchingPrecedence ?? 1000;
+  const pb = b.spec.matchingPrecedence ?? 1000;
+  if (pa !== pb) return pa - pb;
+  const na = a.metadata.name, nb = b.metadata.name;
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+function describeFlowSchema(fs: FlowSchema): EffectiveFlowSchema {
+  const out: EffectiveFlowSchema = {
+    name: fs.metadata.name,
+    precedence: fs.spec.matchingPrecedence ?? 1000,
+    priorityLevel: fs.spec.priorityLevelConfiguration.name,
+    object: fs,
+  };
+  if (fs.spec.distinguisherMethod !== undefined) {
+    out.distinguisher = fs.spec.distinguisherMethod.type;
+  }
+  return out;
+}
+
+/**
+ * Derives the effective configuration of validated objects. Missing mandatory
+ * levels and schemas are imagined, as every server does: a missing `exempt`
+ * schema goes first and a missing `catch-all` schema last.
+ *
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, effectiveConfiguration } from "@apf/edge";
+ * const eff = effectiveConfiguration(bootstrapConfiguration());
+ * eff.nominalSum; // 602
+ * ```
+ */
+export function effectiveConfiguration(
+  config: FlowControlConfiguration,
+  options: EffectiveOptions = {},
+): EffectiveConfiguration {
+  const serverCL = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
+  const levels = config.priorityLevels.map(defaultPriorityLevel);
+  for (const m of mandatoryPriorityLevels()) {
+    if (!levels.some((pl) => pl.metadata.name === m.metadata.name)) {
+      levels.push(defaultPriorityLevel(m));
+    }
+  }
+  const limits = computeLevelLimits(levels, serverCL);
+  const nominalSum = limits.reduce((sum, l) => sum + l.nominal, 0);
+  const { currentLimits } = allocateCurrentLimits(
+    levels.map((pl, i) => {
+      const l = limits[i]!;
+      return {
+        exempt: pl.spec.type === "Exempt",
+        nominal: l.nominal,
+        min: l.min,
+        max: l.max,
+        highWatermark: 0,
+        smoothed: 0,
+        current: l.initialCurrent,
+      };
+    }),
+    nominalSum,
+  );
+  const priorityLevels = levels.map((pl, i): EffectivePriorityLevel => {
+    const out: EffectivePriorityLevel = {
+      name: pl.metadata.name,
+      type: pl.spec.type,
+      ...limits[i]!,
+      currentLimit: currentLimits[i]!,
+      object: pl,
+    };
+    const response = pl.spec.limited?.limitResponse;
+    if (pl.spec.type === "Limited" && response !== undefined) {
+      out.limitResponse = response.type;
+      if (response.queuing !== undefined) {
+        out.queues = response.queuing.queues ?? 64;
+        out.handSize = response.queuing.handSize ?? 8;
+        out.queueLengthLimit = response.queuing.queueLengthLimit ?? 50;
+      }
+    }
+    return out;
+  });
+
+  const levelNames = new Set(levels.map((pl) => pl.metadata.name));
+  const schemas = config.flowSchemas.map(defaultFlowSchema);
+  const dangling = schemas.filter((fs) => !levelNames.has(fs.spec.priorityLevelConfiguration.name));
+  const usable = schemas.filter((fs) => levelNames.has(fs.spec.priorityLevelConfiguration.name))
+    .sort(compareFlowSchemas);
+  const [fixedExempt, fixedCatchAll] = mandatoryFlowSchemas().map(defaultFlowSchema);
+  if (!usable.some((fs) => fs.metadata.name === EXEMPT)) usable.unshift(fixedExempt!);
+  if (!usable.some((fs) => fs.metadata.name === CATCH_ALL)) usable.push(fixedCatchAll!);
+
+  return {
+    serverConcurrencyLimit: serverCL,
+    shareSum: limits.reduce((sum, l) => sum + l.shares, 0),
+    nominalSum,
+    priorityLevels,
+    flowSchemas: usable.map(describeFlowSchema),
+    dangling: dangling.map(describeFlowSchema),
+  };
+}

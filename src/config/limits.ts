@@ -1,0 +1,89 @@
+/**
+ * Effective concurrency limits of priority levels (spec §2.6, step 5): how a
+ * server concurrency limit is divided among levels by their shares.
+ *
+ * @module
+ */
+
+import { roundHalfAwayFromZero } from "./borrowing.ts";
+import type { PriorityLevelConfiguration } from "./types.ts";
+
+/** The limits of one priority level, in seats. */
+export interface LevelLimits {
+  /** The level's shares (`nominalConcurrencyShares`). */
+  shares: number;
+  /** NominalCL = ceil(ServerCL · shares / Σshares). */
+  nominal: number;
+  /** LendableCL = round(NominalCL · lendablePercent / 100). */
+  lendable: number;
+  /** BorrowingCL = round(NominalCL · borrowingLimitPercent / 100), or ServerCL when unset. */
+  borrowing: number;
+  /** MinCL = NominalCL − LendableCL. */
+  min: number;
+  /** MaxCL = NominalCL + BorrowingCL. */
+  max: number;
+  /** Largest width of one request (queuing levels only). */
+  maxSeats?: number;
+  /** The limit a new level starts with: NominalCL − floor(LendableCL / 2). */
+  initialCurrent: number;
+}
+
+/** Shares of a level, with the v1 defaults for unset values. */
+export function sharesOf(pl: PriorityLevelConfiguration): number {
+  if (pl.spec.type === "Exempt") return pl.spec.exempt?.nominalConcurrencyShares ?? 0;
+  return pl.spec.limited?.nominalConcurrencyShares ?? 30;
+}
+
+function lendablePercentOf(pl: PriorityLevelConfiguration): number {
+  return (pl.spec.type === "Exempt" ? pl.spec.exempt : pl.spec.limited)?.lendablePercent ?? 0;
+}
+
+/**
+ * Computes the limits of every level for `serverConcurrencyLimit` seats,
+ * in the order given.
+ *
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, computeLevelLimits } from "@apf/edge";
+ * const limits = computeLevelLimits(bootstrapConfiguration().priorityLevels, 600);
+ * ```
+ */
+export function computeLevelLimits(
+  levels: readonly PriorityLevelConfiguration[],
+  serverConcurrencyLimit: number,
+): LevelLimits[] {
+  if (!Number.isInteger(serverConcurrencyLimit) || serverConcurrencyLimit <= 0) {
+    throw new RangeError(
+      `Cannot compute limits: server concurrency limit must be a positive integer, got ${serverConcurrencyLimit}`,
+    );
+  }
+  const shareSum = levels.reduce((sum, pl) => sum + sharesOf(pl), 0);
+  return levels.map((pl) => {
+    const shares = sharesOf(pl);
+    const nominal = shareSum === 0 ? 0 : Math.ceil((serverConcurrencyLimit * shares) / shareSum);
+    const lendable = roundHalfAwayFromZero((nominal * lendablePercentOf(pl)) / 100);
+    const borrowingPercent = pl.spec.limited?.borrowingLimitPercent;
+    const borrowing = borrowingPercent === undefined
+      ? serverConcurrencyLimit
+      : roundHalfAwayFromZero((nominal * borrowingPercent) / 100);
+    const limits: LevelLimits = {
+      shares,
+      nominal,
+      lendable,
+      borrowing,
+      min: nominal - lendable,
+      max: nominal + borrowing,
+      initialCurrent: nominal - Math.floor(lendable / 2),
+    };
+    const queuing = pl.spec.limited?.limitResponse.queuing;
+    if (pl.spec.type === "Limited" && queuing !== undefined) {
+      // Max seats: at most 15% of the level, and no wider than one hand of queues.
+      const handSize = queuing.handSize ?? 8;
+      limits.maxSeats = Math.max(
+        1,
+        Math.min(Math.ceil(nominal * 0.15), Math.trunc(nominal / handSize)),
+      );
+    }
+    return limits;
+  });
+}

@@ -1,0 +1,237 @@
+/**
+ * Reading manifests: multi-document YAML or JSON holding FlowSchemas,
+ * PriorityLevelConfigurations, `kind: List`, `FlowSchemaList` or
+ * `PriorityLevelConfigurationList`. Each object is decoded (wire shape
+ * checked, older versions converted, v1 defaults applied) but not yet
+ * validated; see `load.ts` for that.
+ *
+ * @module
+ */
+
+import { type Document, LineCounter, parseAllDocuments } from "yaml";
+import { defaultFlowSchema, defaultPriorityLevel } from "./defaults.ts";
+import { type FieldError, FieldErrorList, formatFieldError } from "./field_errors.ts";
+import { flowSchemaDocumentSchema, priorityLevelDocumentSchema } from "./schema.ts";
+import { FLOWCONTROL_V1, type FlowControlObject } from "./types.ts";
+import {
+  type FlowControlVersion,
+  flowControlVersion,
+  priorityLevelToV1,
+  renameLegacyFields,
+} from "./versions.ts";
+import { addZodIssue } from "./zod_issues.ts";
+
+/** Where an object came from. */
+export interface ManifestLocation {
+  /** The file name or label of the manifest. */
+  source: string;
+  /** 1-based index of the YAML document within the source. */
+  document: number;
+  /** 0-based index within a list's `items`, for objects inside a list. */
+  item?: number;
+  /** 1-based line where the object starts, when known. */
+  line?: number;
+}
+
+/** A decoded and defaulted object, with the version it was written in. */
+export interface DecodedObject {
+  /** The object, converted to v1 and defaulted. */
+  object: FlowControlObject;
+  /** The API version the manifest used (it names fields in error messages). */
+  version: FlowControlVersion;
+  /** Where the object was written. */
+  location: ManifestLocation;
+}
+
+/** What reading one manifest produced. */
+export interface DecodedManifest {
+  /** Objects that decoded. */
+  objects: DecodedObject[];
+  /** One message per problem: syntax, unknown kinds, wrong field types. */
+  errors: string[];
+}
+
+const LIST_KINDS: Record<string, string | undefined> = {
+  List: undefined,
+  FlowSchemaList: "FlowSchema",
+  PriorityLevelConfigurationList: "PriorityLevelConfiguration",
+};
+
+/** Renders a location as `source: document N, item I, line L`. */
+export function formatLocation(at: ManifestLocation): string {
+  let out = `${at.source}: document ${at.document}`;
+  if (at.item !== undefined) out += `, item ${at.item}`;
+  if (at.line !== undefined) out += `, line ${at.line}`;
+  return out;
+}
+
+/**
+ * Decodes every object of a YAML or JSON manifest. Problems are collected,
+ * never thrown; an object with a problem is left out of `objects`.
+ *
+ * @example
+ * ```ts
+ * import { decodeManifest } from "@apf/edge";
+ * const { objects, errors } = decodeManifest("kind: FlowSchema\n", "fs.yaml");
+ * ```
+ */
+export function decodeManifest(text: string, source = "<input>"): DecodedManifest {
+  const result: DecodedManifest = { objects: [], errors: [] };
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false });
+  if (!Array.isArray(docs)) return result; // an empty stream
+  docs.forEach((doc, i) => {
+    const at: ManifestLocation = { source, document: i + 1 };
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) {
+        const line = lines.linePos(e.pos[0]).line;
+        const where = formatLocation(line === undefined ? at : { ...at, line });
+        result.errors.push(`${where}: invalid YAML: ${firstLine(e.message)}`);
+      }
+      return;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (e) {
+      result.errors.push(`${formatLocation(at)}: invalid YAML: ${(e as Error).message}`);
+      return;
+    }
+    if (value === null || value === undefined) return; // an empty document
+    const line = lineOf(doc, lines, []);
+    const where = line === undefined ? at : { ...at, line };
+    decodeValue(stripNulls(value), where, { doc, lines }, result);
+  });
+  return result;
+}
+
+/**
+ * Decodes objects that are already parsed (for example built in code), as if
+ * each were one document of a manifest named `source`.
+ */
+export function decodeValues(values: readonly unknown[], source = "<objects>"): DecodedManifest {
+  const result: DecodedManifest = { objects: [], errors: [] };
+  values.forEach((v, i) =>
+    decodeValue(stripNulls(v), { source, document: i + 1 }, undefined, result)
+  );
+  return result;
+}
+
+interface YamlPosition {
+  doc: Document;
+  lines: LineCounter;
+}
+
+function decodeValue(
+  value: unknown,
+  at: ManifestLocation,
+  yaml: YamlPosition | undefined,
+  out: DecodedManifest,
+): void {
+  if (!isRecord(value)) {
+    out.errors.push(`${formatLocation(at)}: expected an object with apiVersion and kind`);
+    return;
+  }
+  const kind = value.kind;
+  if (typeof kind === "string" && kind in LIST_KINDS) {
+    if (!Array.isArray(value.items)) {
+      if (value.items !== undefined) {
+        out.errors.push(`${formatLocation(at)}: ${kind}.items must be a list`);
+      }
+      return;
+    }
+    // Items of typed lists returned by the API server omit apiVersion and kind.
+    const itemKind = LIST_KINDS[kind];
+    value.items.forEach((item: unknown, i: number) => {
+      const line = yaml && lineOf(yaml.doc, yaml.lines, ["items", i]);
+      const itemAt: ManifestLocation = { ...at, item: i };
+      if (line === undefined) delete itemAt.line;
+      else itemAt.line = line;
+      const filled = itemKind !== undefined && isRecord(item)
+        ? { apiVersion: value.apiVersion, kind: itemKind, ...item }
+        : item;
+      if (isRecord(filled) && typeof filled.kind === "string" && filled.kind in LIST_KINDS) {
+        out.errors.push(`${formatLocation(itemAt)}: lists cannot be nested`);
+        return;
+      }
+      decodeValue(filled, itemAt, yaml, out);
+    });
+    return;
+  }
+  decodeObject(value, at, out);
+}
+
+function decodeObject(
+  value: Record<string, unknown>,
+  at: ManifestLocation,
+  out: DecodedManifest,
+): void {
+  const { kind, apiVersion } = value;
+  if (kind !== "FlowSchema" && kind !== "PriorityLevelConfiguration") {
+    out.errors.push(
+      `${formatLocation(at)}: unsupported kind ${JSON.stringify(kind ?? "")} ` +
+        `(apiVersion ${JSON.stringify(apiVersion ?? "")}): expected FlowSchema, ` +
+        "PriorityLevelConfiguration, or a List of them",
+    );
+    return;
+  }
+  const version = flowControlVersion(apiVersion);
+  if (version === undefined) {
+    out.errors.push(
+      `${formatLocation(at)}: ${kind}: unsupported apiVersion ${
+        JSON.stringify(apiVersion ?? "")
+      }: ` +
+        "expected flowcontrol.apiserver.k8s.io/v1, v1beta3, v1beta2 or v1beta1",
+    );
+    return;
+  }
+  const meta = isRecord(value.metadata) ? value.metadata : {};
+  const name = typeof meta.name === "string" ? meta.name : "";
+  const errs = new FieldErrorList(kind, name);
+  if (kind === "FlowSchema") {
+    const parsed = flowSchemaDocumentSchema.safeParse(value, { reportInput: true });
+    if (!parsed.success) return reportIssues(errs, parsed.error.issues, out);
+    const object = defaultFlowSchema({ ...parsed.data, apiVersion: FLOWCONTROL_V1, kind });
+    out.objects.push({ object, version, location: at });
+  } else {
+    const raw = renameLegacyFields(value, version);
+    const parsed = priorityLevelDocumentSchema.safeParse(raw, { reportInput: true });
+    if (!parsed.success) return reportIssues(errs, parsed.error.issues, out);
+    const object = defaultPriorityLevel(priorityLevelToV1(parsed.data, version));
+    out.objects.push({ object, version, location: at });
+  }
+}
+
+function reportIssues(
+  errs: FieldErrorList,
+  issues: readonly Parameters<typeof addZodIssue>[1][],
+  out: DecodedManifest,
+): void {
+  for (const issue of issues) addZodIssue(errs, issue);
+  out.errors.push(...errs.errors.map((e: FieldError) => formatFieldError(e)));
+}
+
+/** JSON `null` means "absent" for every optional field, as in Go's decoder. */
+function stripNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripNulls);
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v !== null) out[k] = stripNulls(v);
+  }
+  return out;
+}
+
+function lineOf(doc: Document, lines: LineCounter, path: (string | number)[]): number | undefined {
+  const node = path.length === 0 ? doc.contents : doc.getIn(path, true);
+  const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+  return range === undefined ? undefined : lines.linePos(range[0]).line;
+}
+
+function firstLine(message: string): string {
+  return (message.split("\n")[0] ?? message).replace(/ at line \d+, column \d+:?$/, "");
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}

@@ -1,0 +1,147 @@
+/**
+ * zod schemas for the wire shape of the flowcontrol objects. They check JSON
+ * types, enums and unknown fields; the semantic rules of spec §1.4 live in the
+ * `validate_*` modules so that every rule can report in Kubernetes' words.
+ *
+ * Go fields that are not pointers (strings, lists, `limitResponse`) default to
+ * their zero value here, as Go's decoder would leave them, so that a missing
+ * field gets the same message as an empty one.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type {
+  ExemptPriorityLevelConfiguration,
+  FlowSchemaSpec,
+  LimitedPriorityLevelConfiguration,
+  NonResourcePolicyRule,
+  ObjectMeta,
+  PolicyRulesWithSubjects,
+  PriorityLevelConfigurationSpec,
+  QueuingConfiguration,
+  ResourcePolicyRule,
+  Subject,
+} from "./types.ts";
+
+const name = z.string().default("");
+const strings = z.array(z.string()).default([]);
+const int32 = z.int32();
+
+const subjectSchema: z.ZodType<Subject> = z.strictObject({
+  kind: z.enum(["Group", "ServiceAccount", "User"]),
+  user: z.strictObject({ name }).exactOptional(),
+  group: z.strictObject({ name }).exactOptional(),
+  serviceAccount: z.strictObject({ namespace: name, name }).exactOptional(),
+});
+
+const resourceRuleSchema: z.ZodType<ResourcePolicyRule> = z.strictObject({
+  verbs: strings,
+  apiGroups: strings,
+  resources: strings,
+  clusterScope: z.boolean().exactOptional(),
+  namespaces: z.array(z.string()).exactOptional(),
+});
+
+const nonResourceRuleSchema: z.ZodType<NonResourcePolicyRule> = z.strictObject({
+  verbs: strings,
+  nonResourceURLs: strings,
+});
+
+const policyRulesSchema: z.ZodType<PolicyRulesWithSubjects> = z.strictObject({
+  subjects: z.array(subjectSchema).default([]),
+  resourceRules: z.array(resourceRuleSchema).exactOptional(),
+  nonResourceRules: z.array(nonResourceRuleSchema).exactOptional(),
+});
+
+/** Schema of `FlowSchema.spec` (v1 and v1beta1..3 share it). */
+export const flowSchemaSpecSchema: z.ZodType<FlowSchemaSpec> = z.strictObject({
+  priorityLevelConfiguration: z.strictObject({ name }).default({ name: "" }),
+  matchingPrecedence: int32.exactOptional(),
+  distinguisherMethod: z.strictObject({ type: z.enum(["ByNamespace", "ByUser"]) })
+    .exactOptional(),
+  rules: z.array(policyRulesSchema).exactOptional(),
+});
+
+const queuingSchema: z.ZodType<QueuingConfiguration> = z.strictObject({
+  queues: int32.exactOptional(),
+  handSize: int32.exactOptional(),
+  queueLengthLimit: int32.exactOptional(),
+});
+
+const limitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObject({
+  nominalConcurrencyShares: int32.exactOptional(),
+  limitResponse: z.strictObject({
+    type: z.enum(["Queue", "Reject"]),
+    queuing: queuingSchema.exactOptional(),
+  }),
+  lendablePercent: int32.exactOptional(),
+  borrowingLimitPercent: int32.exactOptional(),
+});
+
+const exemptSchema: z.ZodType<ExemptPriorityLevelConfiguration> = z.strictObject({
+  nominalConcurrencyShares: int32.exactOptional(),
+  lendablePercent: int32.exactOptional(),
+});
+
+/** Schema of `PriorityLevelConfiguration.spec` (after v1beta1/2 field renames). */
+export const priorityLevelSpecSchema: z.ZodType<PriorityLevelConfigurationSpec> = z
+  .strictObject({
+    type: z.enum(["Exempt", "Limited"]),
+    limited: limitedSchema.exactOptional(),
+    exempt: exemptSchema.exactOptional(),
+  });
+
+/**
+ * Schema of the metadata flow control reads. Everything else a server adds
+ * (`managedFields`, `resourceVersion`, timestamps, ...) is accepted and dropped.
+ */
+export const objectMetaSchema: z.ZodType<ObjectMeta> = z.object({
+  name,
+  uid: z.string().exactOptional(),
+  generation: z.int().exactOptional(),
+  annotations: z.record(z.string(), z.string()).exactOptional(),
+  labels: z.record(z.string(), z.string()).exactOptional(),
+});
+
+/** A FlowSchema as written in a manifest, before defaulting. */
+export interface FlowSchemaDocument {
+  /** One of the accepted flowcontrol API versions. */
+  apiVersion: string;
+  /** `FlowSchema`. */
+  kind: "FlowSchema";
+  /** Object metadata. */
+  metadata: ObjectMeta;
+  /** The spec as written. */
+  spec: FlowSchemaSpec;
+}
+
+/** A PriorityLevelConfiguration as written in a manifest, before defaulting. */
+export interface PriorityLevelDocument {
+  /** One of the accepted flowcontrol API versions. */
+  apiVersion: string;
+  /** `PriorityLevelConfiguration`. */
+  kind: "PriorityLevelConfiguration";
+  /** Object metadata. */
+  metadata: ObjectMeta;
+  /** The spec as written. */
+  spec: PriorityLevelConfigurationSpec;
+}
+
+/** Schema of a whole FlowSchema object; `status` is accepted and dropped. */
+export const flowSchemaDocumentSchema: z.ZodType<FlowSchemaDocument> = z.strictObject({
+  apiVersion: z.string(),
+  kind: z.literal("FlowSchema"),
+  metadata: objectMetaSchema,
+  spec: flowSchemaSpecSchema,
+  status: z.unknown().transform(() => undefined).exactOptional(),
+}).transform(({ status: _status, ...rest }) => rest);
+
+/** Schema of a whole PriorityLevelConfiguration object; `status` is accepted and dropped. */
+export const priorityLevelDocumentSchema: z.ZodType<PriorityLevelDocument> = z.strictObject({
+  apiVersion: z.string(),
+  kind: z.literal("PriorityLevelConfiguration"),
+  metadata: objectMetaSchema,
+  spec: priorityLevelSpecSchema,
+  status: z.unknown().transform(() => undefined).exactOptional(),
+}).transform(({ status: _status, ...rest }) => rest);

@@ -1,0 +1,84 @@
+/**
+ * Conversion of the older flowcontrol versions to v1. `v1beta3` differs from v1
+ * in how a zero `nominalConcurrencyShares` is read; `v1beta1` and `v1beta2`
+ * call the field `assuredConcurrencyShares` and never allow zero.
+ *
+ * @module
+ */
+
+import { FLOWCONTROL_GROUP, PRESERVE_ZERO_SHARES_ANNOTATION } from "./constants.ts";
+import { DEFAULT_NOMINAL_CONCURRENCY_SHARES } from "./defaults.ts";
+import type { PriorityLevelDocument } from "./schema.ts";
+import { FLOWCONTROL_V1, type PriorityLevelConfiguration } from "./types.ts";
+
+/** The flowcontrol API versions this package reads. */
+export type FlowControlVersion = "v1" | "v1beta3" | "v1beta2" | "v1beta1";
+
+const VERSIONS: readonly FlowControlVersion[] = ["v1", "v1beta3", "v1beta2", "v1beta1"];
+
+/** The flowcontrol version of `apiVersion`, or `undefined` when it is not one we read. */
+export function flowControlVersion(apiVersion: unknown): FlowControlVersion | undefined {
+  if (typeof apiVersion !== "string") return undefined;
+  const [group, version] = apiVersion.split("/");
+  if (group !== FLOWCONTROL_GROUP) return undefined;
+  return VERSIONS.find((v) => v === version);
+}
+
+/** The name of the shares field in `version`, for error paths. */
+export function sharesFieldName(version: FlowControlVersion): string {
+  return version === "v1beta1" || version === "v1beta2"
+    ? "assuredConcurrencyShares"
+    : "nominalConcurrencyShares";
+}
+
+/**
+ * Renames `assuredConcurrencyShares` to `nominalConcurrencyShares` in a raw
+ * v1beta1/v1beta2 PriorityLevelConfiguration so that one schema reads every
+ * version. Returns the input unchanged for other versions or shapes.
+ */
+export function renameLegacyFields(raw: unknown, version: FlowControlVersion): unknown {
+  if (version !== "v1beta1" && version !== "v1beta2") return raw;
+  if (!isRecord(raw) || !isRecord(raw.spec) || !isRecord(raw.spec.limited)) return raw;
+  const { assuredConcurrencyShares, ...limited } = raw.spec.limited;
+  if (assuredConcurrencyShares !== undefined) {
+    limited.nominalConcurrencyShares = assuredConcurrencyShares;
+  }
+  return { ...raw, spec: { ...raw.spec, limited } };
+}
+
+/**
+ * Converts a PriorityLevelConfiguration document of any accepted version to v1,
+ * applying the version's own defaulting of the shares field first.
+ */
+export function priorityLevelToV1(
+  doc: PriorityLevelDocument,
+  version: FlowControlVersion,
+): PriorityLevelConfiguration {
+  const metadata = { ...doc.metadata };
+  const spec = { ...doc.spec };
+  const limited = spec.limited;
+  if (version !== "v1" && limited !== undefined) {
+    const shares = limited.nominalConcurrencyShares ?? 0;
+    // v1beta3 reads 0 as "unset" unless the round-trip annotation says it was
+    // an explicit 0; v1beta1/v1beta2 always default 0 to 30.
+    const keepZero = version === "v1beta3" &&
+      metadata.annotations?.[PRESERVE_ZERO_SHARES_ANNOTATION] !== undefined;
+    spec.limited = {
+      ...limited,
+      nominalConcurrencyShares: shares === 0 && !keepZero
+        ? DEFAULT_NOMINAL_CONCURRENCY_SHARES
+        : shares,
+    };
+  }
+  if (version === "v1beta3" && metadata.annotations !== undefined) {
+    // The round-trip annotation exists only on the v1beta3 wire form.
+    const { [PRESERVE_ZERO_SHARES_ANNOTATION]: _dropped, ...rest } = metadata.annotations;
+    if (Object.keys(rest).length === 0) delete metadata.annotations;
+    else metadata.annotations = rest;
+  }
+  return { apiVersion: FLOWCONTROL_V1, kind: "PriorityLevelConfiguration", metadata, spec };
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
