@@ -35,6 +35,16 @@ usage:
  * ```
  */
 export async function runCli(args: readonly string[], io: CliIO): Promise<ExitCode> {
+  try {
+    return await dispatch(args, io);
+  } catch (e) {
+    // Host trouble (for example a missing permission) is a usage problem, not a crash.
+    io.stderr(`apf: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+}
+
+async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
   const [command, ...rest] = args;
   switch (command) {
     case "validate":

@@ -37,7 +37,8 @@ export interface BorrowingResult {
 
 /** Go's `math.Round` on the values used here: half away from zero. */
 export function roundHalfAwayFromZero(x: number): number {
-  return Math.sign(x) * Math.round(Math.abs(x));
+  // `+ 0` turns -0 into 0, as Go's int conversion does.
+  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
 }
 
 /**

@@ -78,7 +78,9 @@ export function formatLocation(at: ManifestLocation): string {
 export function decodeManifest(text: string, source = "<input>"): DecodedManifest {
   const result: DecodedManifest = { objects: [], errors: [] };
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false });
+  const docs = withEnvHint(() =>
+    parseAllDocuments(text, { lineCounter: lines, prettyErrors: false })
+  );
   if (!Array.isArray(docs)) return result; // an empty stream
   docs.forEach((doc, i) => {
     const at: ManifestLocation = { source, document: i + 1 };
@@ -92,8 +94,9 @@ export function decodeManifest(text: string, source = "<input>"): DecodedManifes
     }
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 1000 });
+      value = withEnvHint(() => doc.toJS({ maxAliasCount: 1000 }));
     } catch (e) {
+      if (e instanceof YamlEnvironmentError) throw e;
       result.errors.push(`${formatLocation(at)}: invalid YAML: ${(e as Error).message}`);
       return;
     }
@@ -211,13 +214,41 @@ function reportIssues(
   out.errors.push(...errs.errors.map((e: FieldError) => formatFieldError(e)));
 }
 
-/** JSON `null` means "absent" for every optional field, as in Go's decoder. */
+/** Thrown when the host forbids the environment reads the `yaml` package makes. */
+export class YamlEnvironmentError extends Error {
+  /** Wraps the host's permission error. */
+  constructor(cause: unknown) {
+    super(
+      "Cannot parse YAML: npm:yaml reads the LOG_TOKENS and LOG_STREAM environment variables; " +
+        "on Deno, run with --allow-env=LOG_TOKENS,LOG_STREAM",
+      { cause },
+    );
+    this.name = "YamlEnvironmentError";
+  }
+}
+
+/**
+ * npm:yaml's Node build reads `process.env.LOG_TOKENS`/`LOG_STREAM` while
+ * parsing; Deno refuses that without env permission. Say so plainly.
+ */
+function withEnvHint<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof Error && /LOG_TOKENS|LOG_STREAM/.test(e.message)) {
+      throw new YamlEnvironmentError(e);
+    }
+    throw e;
+  }
+}
+
+/** JSON `null` (and `undefined` in code) means "absent" for every optional field, as in Go's decoder. */
 function stripNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripNulls);
   if (!isRecord(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (v !== null) out[k] = stripNulls(v);
+    if (v !== null && v !== undefined) out[k] = stripNulls(v);
   }
   return out;
 }
