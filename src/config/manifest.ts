@@ -11,14 +11,13 @@
 import { type Document, LineCounter, parseAllDocuments } from "yaml";
 import { defaultFlowSchema, defaultPriorityLevel } from "./defaults.ts";
 import { type FieldError, FieldErrorList, formatFieldError } from "./field_errors.ts";
-import { flowSchemaDocumentSchema, priorityLevelDocumentSchema } from "./schema.ts";
-import { FLOWCONTROL_V1, type FlowControlObject } from "./types.ts";
 import {
-  type FlowControlVersion,
-  flowControlVersion,
-  priorityLevelToV1,
-  renameLegacyFields,
-} from "./versions.ts";
+  flowSchemaDocumentSchema,
+  legacyPriorityLevelDocumentSchema,
+  priorityLevelDocumentSchema,
+} from "./schema.ts";
+import { FLOWCONTROL_V1, type FlowControlObject } from "./types.ts";
+import { type FlowControlVersion, flowControlVersion, priorityLevelToV1 } from "./versions.ts";
 import { addZodIssue } from "./zod_issues.ts";
 
 /** Where an object came from. */
@@ -79,7 +78,7 @@ export function decodeManifest(text: string, source = "<input>"): DecodedManifes
   const result: DecodedManifest = { objects: [], errors: [] };
   const lines = new LineCounter();
   const docs = withEnvHint(() =>
-    parseAllDocuments(text, { lineCounter: lines, prettyErrors: false })
+    parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, version: "1.1" })
   );
   if (!Array.isArray(docs)) return result; // an empty stream
   docs.forEach((doc, i) => {
@@ -157,6 +156,14 @@ function decodeValue(
         out.errors.push(`${formatLocation(itemAt)}: lists cannot be nested`);
         return;
       }
+      if (isRecord(filled) && itemKind !== undefined && filled.kind !== itemKind) {
+        out.errors.push(
+          `${formatLocation(itemAt)}: a ${kind} can only hold ${itemKind} objects, got ${
+            JSON.stringify(filled.kind)
+          }`,
+        );
+        return;
+      }
       decodeValue(filled, itemAt, yaml, out);
     });
     return;
@@ -197,8 +204,10 @@ function decodeObject(
     const object = defaultFlowSchema({ ...parsed.data, apiVersion: FLOWCONTROL_V1, kind });
     out.objects.push({ object, version, location: at });
   } else {
-    const raw = renameLegacyFields(value, version);
-    const parsed = priorityLevelDocumentSchema.safeParse(raw, { reportInput: true });
+    const schema = version === "v1beta1" || version === "v1beta2"
+      ? legacyPriorityLevelDocumentSchema
+      : priorityLevelDocumentSchema;
+    const parsed = schema.safeParse(value, { reportInput: true });
     if (!parsed.success) return reportIssues(errs, parsed.error.issues, out);
     const object = defaultPriorityLevel(priorityLevelToV1(parsed.data, version));
     out.objects.push({ object, version, location: at });

@@ -69,28 +69,51 @@ const queuingSchema: z.ZodType<QueuingConfiguration> = z.strictObject({
   queueLengthLimit: int32.exactOptional(),
 });
 
+const limitResponseSchema = z.strictObject({
+  type: z.enum(["Queue", "Reject"]),
+  queuing: queuingSchema.exactOptional(),
+});
+
 const limitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObject({
   nominalConcurrencyShares: int32.exactOptional(),
-  limitResponse: z.strictObject({
-    type: z.enum(["Queue", "Reject"]),
-    queuing: queuingSchema.exactOptional(),
-  }),
+  limitResponse: limitResponseSchema,
   lendablePercent: int32.exactOptional(),
   borrowingLimitPercent: int32.exactOptional(),
 });
+
+/** v1beta1 and v1beta2 call the shares `assuredConcurrencyShares`. */
+const legacyLimitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObject({
+  assuredConcurrencyShares: int32.exactOptional(),
+  limitResponse: limitResponseSchema,
+  lendablePercent: int32.exactOptional(),
+  borrowingLimitPercent: int32.exactOptional(),
+}).transform(({ assuredConcurrencyShares: shares, ...rest }) =>
+  shares === undefined ? rest : { ...rest, nominalConcurrencyShares: shares }
+);
 
 const exemptSchema: z.ZodType<ExemptPriorityLevelConfiguration> = z.strictObject({
   nominalConcurrencyShares: int32.exactOptional(),
   lendablePercent: int32.exactOptional(),
 });
 
-/** Schema of `PriorityLevelConfiguration.spec` (after v1beta1/2 field renames). */
-export const priorityLevelSpecSchema: z.ZodType<PriorityLevelConfigurationSpec> = z
-  .strictObject({
+function priorityLevelSpec(
+  limited: z.ZodType<LimitedPriorityLevelConfiguration>,
+): z.ZodType<PriorityLevelConfigurationSpec> {
+  return z.strictObject({
     type: z.enum(["Exempt", "Limited"]),
-    limited: limitedSchema.exactOptional(),
+    limited: limited.exactOptional(),
     exempt: exemptSchema.exactOptional(),
   });
+}
+
+/** Schema of `PriorityLevelConfiguration.spec` in v1 and v1beta3. */
+export const priorityLevelSpecSchema: z.ZodType<PriorityLevelConfigurationSpec> = priorityLevelSpec(
+  limitedSchema,
+);
+
+/** Schema of `PriorityLevelConfiguration.spec` in v1beta1 and v1beta2. */
+export const legacyPriorityLevelSpecSchema: z.ZodType<PriorityLevelConfigurationSpec> =
+  priorityLevelSpec(legacyLimitedSchema);
 
 /**
  * Schema of the metadata flow control reads. Everything else a server adds
@@ -137,11 +160,23 @@ export const flowSchemaDocumentSchema: z.ZodType<FlowSchemaDocument> = z.strictO
   status: z.unknown().transform(() => undefined).exactOptional(),
 }).transform(({ status: _status, ...rest }) => rest);
 
-/** Schema of a whole PriorityLevelConfiguration object; `status` is accepted and dropped. */
-export const priorityLevelDocumentSchema: z.ZodType<PriorityLevelDocument> = z.strictObject({
-  apiVersion: z.string(),
-  kind: z.literal("PriorityLevelConfiguration"),
-  metadata: objectMetaSchema,
-  spec: priorityLevelSpecSchema,
-  status: z.unknown().transform(() => undefined).exactOptional(),
-}).transform(({ status: _status, ...rest }) => rest);
+function priorityLevelDocument(
+  spec: z.ZodType<PriorityLevelConfigurationSpec>,
+): z.ZodType<PriorityLevelDocument> {
+  return z.strictObject({
+    apiVersion: z.string(),
+    kind: z.literal("PriorityLevelConfiguration"),
+    metadata: objectMetaSchema,
+    spec,
+    status: z.unknown().transform(() => undefined).exactOptional(),
+  }).transform(({ status: _status, ...rest }) => rest);
+}
+
+/** Schema of a whole v1/v1beta3 PriorityLevelConfiguration; `status` is accepted and dropped. */
+export const priorityLevelDocumentSchema: z.ZodType<PriorityLevelDocument> = priorityLevelDocument(
+  priorityLevelSpecSchema,
+);
+
+/** Schema of a whole v1beta1/v1beta2 PriorityLevelConfiguration. */
+export const legacyPriorityLevelDocumentSchema: z.ZodType<PriorityLevelDocument> =
+  priorityLevelDocument(legacyPriorityLevelSpecSchema);

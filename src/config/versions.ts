@@ -32,21 +32,6 @@ export function sharesFieldName(version: FlowControlVersion): string {
 }
 
 /**
- * Renames `assuredConcurrencyShares` to `nominalConcurrencyShares` in a raw
- * v1beta1/v1beta2 PriorityLevelConfiguration so that one schema reads every
- * version. Returns the input unchanged for other versions or shapes.
- */
-export function renameLegacyFields(raw: unknown, version: FlowControlVersion): unknown {
-  if (version !== "v1beta1" && version !== "v1beta2") return raw;
-  if (!isRecord(raw) || !isRecord(raw.spec) || !isRecord(raw.spec.limited)) return raw;
-  const { assuredConcurrencyShares, ...limited } = raw.spec.limited;
-  if (assuredConcurrencyShares !== undefined) {
-    limited.nominalConcurrencyShares = assuredConcurrencyShares;
-  }
-  return { ...raw, spec: { ...raw.spec, limited } };
-}
-
-/**
  * Converts a PriorityLevelConfiguration document of any accepted version to v1,
  * applying the version's own defaulting of the shares field first.
  */
@@ -77,8 +62,4 @@ export function priorityLevelToV1(
     else metadata.annotations = rest;
   }
   return { apiVersion: FLOWCONTROL_V1, kind: "PriorityLevelConfiguration", metadata, spec };
-}
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
 }
