@@ -10,7 +10,12 @@
 import { mandatoryFlowSchemas, mandatoryPriorityLevels } from "./bootstrap.ts";
 import { allocateCurrentLimits } from "./borrowing.ts";
 import { CATCH_ALL, DEFAULT_SERVER_CONCURRENCY_LIMIT, EXEMPT } from "./constants.ts";
-import { defaultFlowSchema, defaultPriorityLevel } from "./defaults.ts";
+import {
+  DEFAULT_MATCHING_PRECEDENCE,
+  defaultFlowSchema,
+  defaultPriorityLevel,
+  defaultQueuing,
+} from "./defaults.ts";
 import { computeLevelLimits, type LevelLimits } from "./limits.ts";
 import type {
   FlowControlConfiguration,
@@ -79,8 +84,8 @@ export interface EffectiveOptions {
 
 /** Matching order: precedence ascending, then name (byte-wise; names are ASCII). */
 export function compareFlowSchemas(a: FlowSchema, b: FlowSchema): number {
-  const pa = a.spec.matchingPrecedence ?? 1000;
-  const pb = b.spec.matchingPrecedence ?? 1000;
+  const pa = a.spec.matchingPrecedence ?? DEFAULT_MATCHING_PRECEDENCE;
+  const pb = b.spec.matchingPrecedence ?? DEFAULT_MATCHING_PRECEDENCE;
   if (pa !== pb) return pa - pb;
   const na = a.metadata.name, nb = b.metadata.name;
   return na < nb ? -1 : na > nb ? 1 : 0;
@@ -89,7 +94,7 @@ export function compareFlowSchemas(a: FlowSchema, b: FlowSchema): number {
 function describeFlowSchema(fs: FlowSchema): EffectiveFlowSchema {
   const out: EffectiveFlowSchema = {
     name: fs.metadata.name,
-    precedence: fs.spec.matchingPrecedence ?? 1000,
+    precedence: fs.spec.matchingPrecedence ?? DEFAULT_MATCHING_PRECEDENCE,
     priorityLevel: fs.spec.priorityLevelConfiguration.name,
     object: fs,
   };
@@ -150,11 +155,7 @@ export function effectiveConfiguration(
     const response = pl.spec.limited?.limitResponse;
     if (pl.spec.type === "Limited" && response !== undefined) {
       out.limitResponse = response.type;
-      if (response.queuing !== undefined) {
-        out.queues = response.queuing.queues ?? 64;
-        out.handSize = response.queuing.handSize ?? 8;
-        out.queueLengthLimit = response.queuing.queueLengthLimit ?? 50;
-      }
+      if (response.queuing !== undefined) Object.assign(out, defaultQueuing(response.queuing));
     }
     return out;
   });

@@ -6,6 +6,7 @@
  */
 
 import { roundHalfAwayFromZero } from "./borrowing.ts";
+import { DEFAULT_HAND_SIZE, DEFAULT_NOMINAL_CONCURRENCY_SHARES } from "./defaults.ts";
 import type { PriorityLevelConfiguration } from "./types.ts";
 
 /** The limits of one priority level, in seats. */
@@ -31,7 +32,7 @@ export interface LevelLimits {
 /** Shares of a level, with the v1 defaults for unset values. */
 export function sharesOf(pl: PriorityLevelConfiguration): number {
   if (pl.spec.type === "Exempt") return pl.spec.exempt?.nominalConcurrencyShares ?? 0;
-  return pl.spec.limited?.nominalConcurrencyShares ?? 30;
+  return pl.spec.limited?.nominalConcurrencyShares ?? DEFAULT_NOMINAL_CONCURRENCY_SHARES;
 }
 
 function lendablePercentOf(pl: PriorityLevelConfiguration): number {
@@ -78,7 +79,7 @@ export function computeLevelLimits(
     const queuing = pl.spec.limited?.limitResponse.queuing;
     if (pl.spec.type === "Limited" && queuing !== undefined) {
       // Max seats: at most 15% of the level, and no wider than one hand of queues.
-      const handSize = queuing.handSize ?? 8;
+      const handSize = queuing.handSize ?? DEFAULT_HAND_SIZE;
       limits.maxSeats = Math.max(
         1,
         Math.min(Math.ceil(nominal * 0.15), Math.trunc(nominal / handSize)),
