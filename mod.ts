@@ -13,3 +13,5 @@
  */
 
 export * from "./src/config/mod.ts";
+export * from "./src/classify/mod.ts";
+export * from "./src/fairqueuing/mod.ts";

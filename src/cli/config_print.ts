@@ -4,17 +4,10 @@
  * @module
  */
 
-import {
-  DEFAULT_SERVER_CONCURRENCY_LIMIT,
-  type EffectiveConfiguration,
-  effectiveConfiguration,
-  type EffectiveFlowSchema,
-  mergeWithBootstrap,
-  parseConfiguration,
-} from "../config/mod.ts";
+import type { EffectiveConfiguration, EffectiveFlowSchema } from "../config/mod.ts";
 import { parseArgs } from "./args.ts";
+import { loadEffective } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
-import { readManifests } from "./read_manifests.ts";
 import { renderTable } from "./table.ts";
 
 /** Usage line of the command. */
@@ -153,39 +146,11 @@ export async function configPrintCommand(args: readonly string[], io: CliIO): Pr
     booleans: ["mandatory-only", "json"],
     strings: ["config", "server-concurrency"],
   });
-  const usage = (msg: string): ExitCode => {
-    io.stderr(`${msg}\nusage: ${CONFIG_PRINT_USAGE}\n`);
-    return 2;
-  };
-  if (!parsed.ok) return usage(parsed.error);
-  if (parsed.positionals.length > 0) return usage(`unexpected argument ${parsed.positionals[0]}`);
-  const scl = parsed.strings.get("server-concurrency")?.at(-1);
-  const serverConcurrencyLimit = scl === undefined ? DEFAULT_SERVER_CONCURRENCY_LIMIT : Number(scl);
-  if (
-    !/^\d+$/.test(scl ?? "1") || !Number.isSafeInteger(serverConcurrencyLimit) ||
-    serverConcurrencyLimit < 1
-  ) {
-    return usage(`--server-concurrency must be a positive integer, got ${JSON.stringify(scl)}`);
-  }
-  const read = await readManifests(parsed.strings.get("config") ?? [], io);
-  if (!read.ok) {
-    io.stderr(`${read.error}\n`);
-    return 2;
-  }
-  const result = parseConfiguration({ manifests: read.sources });
-  if (!result.ok) {
-    io.stderr(result.errors.map((e) => `${e}\n`).join(""));
-    return 1;
-  }
-  const merged = mergeWithBootstrap(result.configuration, {
-    mandatoryOnly: parsed.booleans.has("mandatory-only"),
-  });
-  const json = toConfigJson(
-    effectiveConfiguration(merged.configuration, { serverConcurrencyLimit }),
-    merged.notes,
-  );
+  const loaded = await loadEffective(parsed, io, CONFIG_PRINT_USAGE);
+  if (!loaded.ok) return loaded.code;
+  const json = toConfigJson(loaded.effective, loaded.notes);
   io.stdout(
-    parsed.booleans.has("json") ? `${JSON.stringify(json, null, 2)}\n` : renderConfig(json),
+    loaded.args.booleans.has("json") ? `${JSON.stringify(json, null, 2)}\n` : renderConfig(json),
   );
   return 0;
 }

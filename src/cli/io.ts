@@ -9,6 +9,8 @@
 export interface CliIO {
   /** Reads a whole file as UTF-8; `-` means standard input. Rejects when unreadable. */
   readTextFile(path: string): Promise<string>;
+  /** Standard input, line by line (without line terminators). */
+  stdinLines(): AsyncIterable<string>;
   /** Writes to standard output. */
   stdout(text: string): void;
   /** Writes to standard error. */

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { CLASSIFY_USAGE, classifyCommand } from "./classify.ts";
 import { CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
@@ -16,6 +17,7 @@ const USAGE = `apf: Kubernetes API Priority and Fairness for edge and serverless
 usage:
   ${VALIDATE_USAGE}
   ${CONFIG_PRINT_USAGE}
+  ${CLASSIFY_USAGE}
   apf version
   apf help
 `;
@@ -55,6 +57,8 @@ async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
         `unknown config command ${JSON.stringify(rest[0] ?? "")}\nusage: ${CONFIG_PRINT_USAGE}\n`,
       );
       return 2;
+    case "classify":
+      return await classifyCommand(rest, io);
     case "version":
     case "--version":
       io.stdout(`apf ${VERSION}\n`);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type CliIO, runCli } from "../../src/cli/mod.ts";
+import { run } from "./_run.ts";
 
 const VALID_LEVEL = `apiVersion: flowcontrol.apiserver.k8s.io/v1
 kind: PriorityLevelConfiguration
@@ -42,21 +42,6 @@ metadata: {name: lost}
 spec:
   priorityLevelConfiguration: {name: nowhere}
 `;
-
-/** Runs the CLI against in-memory files; returns the exit code and output. */
-async function run(args: string[], files: Record<string, string> = {}) {
-  let stdout = "", stderr = "";
-  const io: CliIO = {
-    readTextFile: (path) => {
-      const text = files[path];
-      return text === undefined ? Promise.reject(new Error("No such file")) : Promise.resolve(text);
-    },
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
 
 Deno.test("apf validate: a valid file exits 0 with a one-line summary", async () => {
   const r = await run(["validate", "a.yaml"], { "a.yaml": VALID_LEVEL });

@@ -1,0 +1,205 @@
+/**
+ * FlowSchema matching (spec §2.3): subjects, resource rules and non-resource
+ * rules, compiled once per configuration so that matching a request does no
+ * allocation.
+ *
+ * @module
+ */
+
+import type {
+  FlowSchema,
+  NonResourcePolicyRule,
+  ResourcePolicyRule,
+  Subject,
+} from "../config/mod.ts";
+import type { UserInfo } from "./identity.ts";
+import type { RequestInfo } from "./request_info.ts";
+
+/** Which part of a FlowSchema matched a request, for explanations. */
+export interface RuleMatch {
+  /** Index in `spec.rules`. */
+  rule: number;
+  /** Index of the first matching subject in the rule's `subjects`. */
+  subject: number;
+  /** Whether a resource or a non-resource rule matched. */
+  kind: "resourceRules" | "nonResourceRules";
+  /** Index of the first matching entry in that list. */
+  index: number;
+}
+
+/**
+ * Kubernetes' `containsString`: the wildcard counts only when it is the list's
+ * sole member (validation guarantees it then stands alone).
+ */
+interface StringSet {
+  all: boolean;
+  values: ReadonlySet<string>;
+}
+
+function stringSet(list: readonly string[] | undefined): StringSet {
+  const values = list ?? [];
+  return { all: values.length === 1 && values[0] === "*", values: new Set(values) };
+}
+
+function contains(set: StringSet, value: string): boolean {
+  return set.all || set.values.has(value);
+}
+
+interface CompiledResourceRule {
+  verbs: StringSet;
+  apiGroups: StringSet;
+  resources: StringSet;
+  namespaces: StringSet;
+  clusterScope: boolean;
+}
+
+interface CompiledNonResourceRule {
+  verbs: StringSet;
+  /** `undefined` for `*`; otherwise the exact URL and the prefix it also matches. */
+  urls: { exact: string; prefix: string }[] | undefined;
+}
+
+/** A subject with its service-account prefix precomputed. */
+interface CompiledSubject {
+  subject: Subject;
+  /** `system:serviceaccount:<ns>:` for service-account subjects. */
+  head: string;
+}
+
+interface CompiledRules {
+  subjects: CompiledSubject[];
+  resourceRules: CompiledResourceRule[];
+  nonResourceRules: CompiledNonResourceRule[];
+}
+
+/** A FlowSchema prepared for matching. */
+export interface CompiledFlowSchema {
+  /** The schema. */
+  readonly flowSchema: FlowSchema;
+  /** Its rules, compiled. */
+  readonly rules: readonly CompiledRules[];
+}
+
+const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
+
+/** Whether `subject` names `user` (spec §2.3: service accounts match on the user name only). */
+export function subjectMatches(subject: Subject, user: UserInfo): boolean {
+  return compiledSubjectMatches(compileSubject(subject), user);
+}
+
+function compileSubject(subject: Subject): CompiledSubject {
+  const ns = subject.serviceAccount?.namespace;
+  return { subject, head: ns === undefined ? "" : `${SERVICE_ACCOUNT_PREFIX}${ns}:` };
+}
+
+function compiledSubjectMatches({ subject, head }: CompiledSubject, user: UserInfo): boolean {
+  switch (subject.kind) {
+    case "User":
+      return subject.user !== undefined &&
+        (subject.user.name === "*" || subject.user.name === user.name);
+    case "Group":
+      return subject.group !== undefined &&
+        (subject.group.name === "*" || user.groups.includes(subject.group.name));
+    case "ServiceAccount": {
+      const sa = subject.serviceAccount;
+      if (sa === undefined) return false;
+      const name = user.name;
+      if (!name.startsWith(head)) return false;
+      // Name `*` matches any remainder, even an empty one.
+      return sa.name === "*" ||
+        (name.length - head.length === sa.name.length && name.endsWith(sa.name));
+    }
+    default:
+      return false;
+  }
+}
+
+function compileResourceRule(rule: ResourcePolicyRule): CompiledResourceRule {
+  return {
+    verbs: stringSet(rule.verbs),
+    apiGroups: stringSet(rule.apiGroups),
+    resources: stringSet(rule.resources),
+    namespaces: stringSet(rule.namespaces),
+    clusterScope: rule.clusterScope === true,
+  };
+}
+
+function compileNonResourceRule(rule: NonResourcePolicyRule): CompiledNonResourceRule {
+  const all = rule.nonResourceURLs.length === 1 && rule.nonResourceURLs[0] === "*";
+  return {
+    verbs: stringSet(rule.verbs),
+    urls: all ? undefined : rule.nonResourceURLs.map((url) => {
+      // `/x` matches `/x` and `/x/...`; `/x/*` matches `/x/...` but not `/x`.
+      let prefix = url.endsWith("*") ? url.slice(0, -1) : url;
+      if (!prefix.endsWith("/")) prefix += "/";
+      return { exact: url, prefix };
+    }),
+  };
+}
+
+/** Prepares a FlowSchema for matching. */
+export function compileFlowSchema(flowSchema: FlowSchema): CompiledFlowSchema {
+  return {
+    flowSchema,
+    rules: (flowSchema.spec.rules ?? []).map((r) => ({
+      subjects: r.subjects.map(compileSubject),
+      resourceRules: (r.resourceRules ?? []).map(compileResourceRule),
+      nonResourceRules: (r.nonResourceRules ?? []).map(compileNonResourceRule),
+    })),
+  };
+}
+
+function resourceRuleMatches(rule: CompiledResourceRule, ri: RequestInfo): boolean {
+  if (!contains(rule.verbs, ri.verb)) return false;
+  if (!contains(rule.apiGroups, ri.apiGroup)) return false;
+  if (!rule.resources.all) {
+    // A rule for `pods` does not match `pods/status`, and vice versa.
+    const seek = ri.subresource === "" ? ri.resource : `${ri.resource}/${ri.subresource}`;
+    if (!rule.resources.values.has(seek)) return false;
+  }
+  // A namespace-less request (cluster-scoped, or a cluster-wide list) needs clusterScope.
+  return ri.namespace === "" ? rule.clusterScope : contains(rule.namespaces, ri.namespace);
+}
+
+function nonResourceRuleMatches(rule: CompiledNonResourceRule, ri: RequestInfo): boolean {
+  if (!contains(rule.verbs, ri.verb)) return false;
+  if (rule.urls === undefined) return true;
+  const path = ri.path;
+  for (const url of rule.urls) {
+    if (url.exact === path || path.startsWith(url.prefix)) return true;
+  }
+  return false;
+}
+
+/** The first rule of `fs` that matches, or `undefined` when the schema does not match. */
+export function matchFlowSchema(
+  fs: CompiledFlowSchema,
+  user: UserInfo,
+  ri: RequestInfo,
+): RuleMatch | undefined {
+  for (let r = 0; r < fs.rules.length; r++) {
+    const rules = fs.rules[r]!;
+    let subject = -1;
+    for (let i = 0; i < rules.subjects.length; i++) {
+      if (compiledSubjectMatches(rules.subjects[i]!, user)) {
+        subject = i;
+        break;
+      }
+    }
+    if (subject === -1) continue;
+    if (ri.isResourceRequest) {
+      for (let i = 0; i < rules.resourceRules.length; i++) {
+        if (resourceRuleMatches(rules.resourceRules[i]!, ri)) {
+          return { rule: r, subject, kind: "resourceRules", index: i };
+        }
+      }
+    } else {
+      for (let i = 0; i < rules.nonResourceRules.length; i++) {
+        if (nonResourceRuleMatches(rules.nonResourceRules[i]!, ri)) {
+          return { rule: r, subject, kind: "nonResourceRules", index: i };
+        }
+      }
+    }
+  }
+  return undefined;
+}

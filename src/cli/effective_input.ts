@@ -1,0 +1,67 @@
+/**
+ * The options shared by commands that work on an effective configuration:
+ * `--config <file>...`, `--server-concurrency N` and `--mandatory-only`.
+ *
+ * @module
+ */
+
+import {
+  DEFAULT_SERVER_CONCURRENCY_LIMIT,
+  type EffectiveConfiguration,
+  effectiveConfiguration,
+  mergeWithBootstrap,
+  parseConfiguration,
+} from "../config/mod.ts";
+import type { ParsedArgs } from "./args.ts";
+import type { CliIO, ExitCode } from "./io.ts";
+import { readManifests } from "./read_manifests.ts";
+
+/** Parsed arguments that were accepted. */
+export type OkArgs = Extract<ParsedArgs, { ok: true }>;
+
+/** The effective configuration and merge notes, or the exit code after an error was printed. */
+export type EffectiveInput =
+  | { ok: true; effective: EffectiveConfiguration; notes: string[]; args: OkArgs }
+  | { ok: false; code: ExitCode };
+
+/**
+ * Reads `--config` files, validates them, merges them with the built-in objects
+ * and derives the effective configuration. Prints problems itself: usage and
+ * read errors exit 2, an invalid configuration exits 1.
+ */
+export async function loadEffective(
+  parsed: ParsedArgs,
+  io: CliIO,
+  usage: string,
+): Promise<EffectiveInput> {
+  const fail = (msg: string): EffectiveInput => {
+    io.stderr(`${msg}\nusage: ${usage}\n`);
+    return { ok: false, code: 2 };
+  };
+  if (!parsed.ok) return fail(parsed.error);
+  if (parsed.positionals.length > 0) return fail(`unexpected argument ${parsed.positionals[0]}`);
+  const scl = parsed.strings.get("server-concurrency")?.at(-1);
+  const serverConcurrencyLimit = scl === undefined ? DEFAULT_SERVER_CONCURRENCY_LIMIT : Number(scl);
+  if (
+    scl !== undefined &&
+    (!/^\d+$/.test(scl) || !Number.isSafeInteger(serverConcurrencyLimit) ||
+      serverConcurrencyLimit < 1)
+  ) {
+    return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(scl)}`);
+  }
+  const read = await readManifests(parsed.strings.get("config") ?? [], io);
+  if (!read.ok) {
+    io.stderr(`${read.error}\n`);
+    return { ok: false, code: 2 };
+  }
+  const result = parseConfiguration({ manifests: read.sources });
+  if (!result.ok) {
+    io.stderr(result.errors.map((e) => `${e}\n`).join(""));
+    return { ok: false, code: 1 };
+  }
+  const merged = mergeWithBootstrap(result.configuration, {
+    mandatoryOnly: parsed.booleans.has("mandatory-only"),
+  });
+  const effective = effectiveConfiguration(merged.configuration, { serverConcurrencyLimit });
+  return { ok: true, effective, notes: merged.notes, args: parsed };
+}

@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { IDENTITY_LIMITS, IdentityError, normalizeUser } from "../../src/classify/identity.ts";
+import { frontProxyIdentity, jwtPayloadIdentity } from "../../src/classify/identity_resolvers.ts";
+
+Deno.test("no identity is system:anonymous in system:unauthenticated", () => {
+  const anonymous = { name: "system:anonymous", groups: ["system:unauthenticated"] };
+  assert.deepEqual(normalizeUser(undefined), anonymous);
+  assert.deepEqual(normalizeUser(null), anonymous);
+  assert.deepEqual(normalizeUser({}), anonymous);
+  assert.deepEqual(normalizeUser({ name: "", groups: ["admins"] }), anonymous);
+});
+
+Deno.test("identified users are added to system:authenticated, as Kubernetes does", () => {
+  assert.deepEqual(normalizeUser({ name: "alice" }), {
+    name: "alice",
+    groups: ["system:authenticated"],
+  });
+  assert.deepEqual(normalizeUser({ name: "bob", groups: ["dev", "", "dev", "ops"] }), {
+    name: "bob",
+    groups: ["dev", "ops", "system:authenticated"],
+  });
+  // Already authenticated or explicitly unauthenticated users are left alone.
+  assert.deepEqual(normalizeUser({ name: "c", groups: ["system:authenticated", "x"] }).groups, [
+    "system:authenticated",
+    "x",
+  ]);
+  assert.deepEqual(normalizeUser({ name: "d", groups: ["system:unauthenticated"] }).groups, [
+    "system:unauthenticated",
+  ]);
+  // The anonymous user name never gets system:authenticated.
+  assert.deepEqual(normalizeUser({ name: "system:anonymous", groups: [] }).groups, []);
+  assert.deepEqual(normalizeUser({ name: "e", uid: "42", extra: { scopes: ["a", "b"] } }), {
+    name: "e",
+    groups: ["system:authenticated"],
+    uid: "42",
+    extra: { scopes: ["a", "b"] },
+  });
+});
+
+Deno.test("oversized or malformed identity is refused with a clear error", () => {
+  const refuses = (input: unknown, pattern: RegExp) =>
+    assert.throws(
+      () => normalizeUser(input as never),
+      (e: unknown) => e instanceof IdentityError && pattern.test(e.message),
+    );
+  refuses(
+    { name: "x".repeat(IDENTITY_LIMITS.nameLength + 1) },
+    /user name is 1025 characters long \(limit 1024\)/,
+  );
+  refuses({ name: "a\nb" }, /contains control characters/);
+  refuses({ name: 42 }, /user name must be a string, got number/);
+  refuses({ name: "a", groups: "admins" }, /groups must be a list/);
+  refuses(
+    { name: "a", groups: Array.from({ length: 257 }, (_, i) => `g${i}`) },
+    /257 groups \(limit 256\)/,
+  );
+  refuses({ name: "a", groups: [null] }, /group name must be a string/);
+  refuses({ name: "a", extra: { k: "v" } }, /extra "k" must be a list/);
+  assert.deepEqual(normalizeUser({ name: "a", groups: Array(256).fill("g") }).groups, [
+    "g",
+    "system:authenticated",
+  ]);
+});
+
+Deno.test("front-proxy headers: user, repeated or comma-separated groups, extras", () => {
+  const identify = frontProxyIdentity();
+  const headers = new Headers();
+  headers.append("X-Remote-User", "alice");
+  headers.append("X-Remote-Group", "dev, ops");
+  headers.append("X-Remote-Group", "admins");
+  headers.append("X-Remote-Extra-Scopes", "read");
+  headers.append("X-Remote-Extra-Scopes", "write");
+  headers.append("X-Remote-Extra-Acme.com%2Fproject", "p1");
+  assert.deepEqual(identify(headers), {
+    name: "alice",
+    groups: ["dev", "ops", "admins"],
+    extra: { scopes: ["read", "write"], "acme.com/project": ["p1"] },
+  });
+  assert.equal(identify(new Headers({ "X-Remote-Group": "dev" })), undefined);
+  assert.equal(identify(new Headers({ "X-Remote-User": "  " })), undefined);
+  assert.throws(
+    () => identify(new Headers({ "X-Remote-User": "a", "X-Remote-Extra-%zz": "v" })),
+    IdentityError,
+  );
+});
+
+Deno.test("front-proxy headers: configurable names, first non-empty user header wins", () => {
+  const identify = frontProxyIdentity({
+    usernameHeaders: ["X-User", "X-Alt-User"],
+    groupHeaders: ["X-Groups"],
+    extraHeaderPrefixes: [],
+  });
+  assert.deepEqual(
+    identify(new Headers({ "X-Alt-User": "bob", "X-Groups": "g", "X-Remote-User": "mallory" })),
+    {
+      name: "bob",
+      groups: ["g"],
+    },
+  );
+  assert.throws(() => frontProxyIdentity({ usernameHeaders: [""] }), TypeError);
+});
+
+Deno.test("JWT payloads map claims to identity", () => {
+  assert.deepEqual(jwtPayloadIdentity({ sub: "alice", groups: ["dev"] }), {
+    name: "alice",
+    groups: ["dev"],
+  });
+  assert.deepEqual(jwtPayloadIdentity({ sub: "alice", groups: "dev" }), {
+    name: "alice",
+    groups: ["dev"],
+  });
+  assert.deepEqual(
+    jwtPayloadIdentity({ email: "a@x.io", roles: ["r"], oid: "u1" }, {
+      userClaim: "email",
+      usernamePrefix: "oidc:",
+      groupsClaim: "roles",
+      groupsPrefix: "oidc:",
+      uidClaim: "oid",
+    }),
+    { name: "oidc:a@x.io", groups: ["oidc:r"], uid: "u1" },
+  );
+  assert.equal(jwtPayloadIdentity(undefined), undefined);
+  assert.equal(jwtPayloadIdentity({ groups: ["dev"] }), undefined);
+  assert.throws(() => jwtPayloadIdentity("token"), IdentityError);
+  assert.throws(() => jwtPayloadIdentity({ sub: 7 }), /claim "sub" is not a string/);
+  assert.throws(
+    () => jwtPayloadIdentity({ sub: "a", groups: [1] }),
+    /claim "groups" is not a string list/,
+  );
+  assert.throws(
+    () => jwtPayloadIdentity({ sub: "a", id: 5 }, { uidClaim: "id" }),
+    /claim "id" is not a string/,
+  );
+});
