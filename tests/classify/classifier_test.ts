@@ -385,3 +385,42 @@ Deno.test("the flow cache stays bounded under many distinct users", () => {
     17644606172554983095n,
   );
 });
+
+Deno.test("declared REST routes get resource semantics and ByNamespace fairness per tenant", () => {
+  const classifier = classifierFor(`apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: tenants}
+spec:
+  priorityLevelConfiguration: {name: workload-low}
+  matchingPrecedence: 100
+  distinguisherMethod: {type: ByNamespace}
+  rules:
+  - subjects: [{kind: Group, group: {name: system:authenticated}}]
+    resourceRules: [{verbs: ["get", "list"], apiGroups: ["shop"], resources: ["orders"], namespaces: ["*"]}]
+`);
+  const routes = [{
+    pattern: "/v1/tenants/:tenant/orders/:id?",
+    apiGroup: "shop",
+    resource: "orders",
+    namespaceParam: "tenant",
+    nameParam: "id",
+  }];
+  const user = normalizeUser({ name: "u1" });
+  const acme = classifier.classify(
+    user,
+    describeRequest("GET", "/v1/tenants/acme/orders/42", { routes }),
+  );
+  assert.deepEqual([acme.flowSchema.name, acme.distinguisher], ["tenants", "acme"]);
+  const list = classifier.classify(
+    user,
+    describeRequest("GET", "/v1/tenants/globex/orders", { routes }),
+  );
+  assert.deepEqual([list.flowSchema.name, list.distinguisher], ["tenants", "globex"]);
+  assert.notEqual(list.flowHash, acme.flowHash);
+  // Unmatched paths stay non-resource requests.
+  const other = classifier.classify(
+    user,
+    describeRequest("GET", "/v1/tenants/acme/invoices", { routes }),
+  );
+  assert.equal(other.flowSchema.name, "global-default");
+});
