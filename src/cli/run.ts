@@ -7,6 +7,7 @@
 import { CLASSIFY_USAGE, classifyCommand } from "./classify.ts";
 import { CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
 import type { CliIO, ExitCode } from "./io.ts";
+import { SIMULATE_USAGE, simulateCommand } from "./simulate.ts";
 import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
 
 /** The version printed by `apf version`. */
@@ -18,6 +19,7 @@ usage:
   ${VALIDATE_USAGE}
   ${CONFIG_PRINT_USAGE}
   ${CLASSIFY_USAGE}
+  ${SIMULATE_USAGE}
   apf version
   apf help
 `;
@@ -59,6 +61,8 @@ async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
       return 2;
     case "classify":
       return await classifyCommand(rest, io);
+    case "simulate":
+      return await simulateCommand(rest, io);
     case "version":
     case "--version":
       io.stdout(`apf ${VERSION}\n`);

@@ -1,0 +1,258 @@
+/**
+ * Time, injected: the {@linkcode Clock} every time-dependent part of APF
+ * reads, with the real {@linkcode systemClock} and the
+ * {@linkcode FakeEventClock} used by tests and the simulator.
+ *
+ * This is the only module of `src/` that reads real time or sets real
+ * timers; everything else receives a `Clock`.
+ *
+ * @module
+ */
+
+/** A pending timer; cancelling is idempotent and harmless after it fired. */
+export interface Timer {
+  /** Prevents the callback from running, if it has not run yet. */
+  cancel(): void;
+}
+
+/** A source of monotonic time and of timers. */
+export interface Clock {
+  /** Milliseconds since an arbitrary origin, with sub-millisecond precision; never decreases. */
+  now(): number;
+  /**
+   * Runs `callback` once, no earlier than `delayMs` milliseconds from now
+   * (a negative or NaN delay counts as 0).
+   */
+  setTimer(delayMs: number, callback: () => void): Timer;
+}
+
+/**
+ * The real clock: `performance.now()` and `setTimeout`. Timers keep the
+ * process alive until they fire or are cancelled.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "@apf/edge";
+ * const started = systemClock.now();
+ * const timer = systemClock.setTimer(10, () => console.log(systemClock.now() - started));
+ * timer.cancel();
+ * ```
+ */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimer(delayMs: number, callback: () => void): Timer {
+    const id = setTimeout(callback, delayMs > 0 ? delayMs : 0);
+    return { cancel: () => clearTimeout(id) };
+  },
+};
+
+/** One scheduled callback of the fake clock. */
+class FakeTimer implements Timer {
+  heapIndex = -1;
+  constructor(
+    readonly owner: FakeEventClock,
+    readonly at: number,
+    readonly seq: number,
+    readonly callback: () => void,
+  ) {}
+  cancel(): void {
+    this.owner.cancelTimer(this);
+  }
+}
+
+function earlier(a: FakeTimer, b: FakeTimer): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/**
+ * A clock whose time moves only when told to, like the event clock of
+ * Kubernetes' QueueSet tests (spec §10.1): timers form a queue ordered by
+ * due time; advancing runs every callback due up to the target, instant by
+ * instant, and all callbacks due at an instant run (in the order they were
+ * set) before time moves on, including ones set at that instant by the
+ * callbacks themselves.
+ *
+ * @example
+ * ```ts
+ * import { FakeEventClock } from "@apf/edge";
+ * const clock = new FakeEventClock();
+ * const fired: number[] = [];
+ * clock.setTimer(5, () => fired.push(clock.now()));
+ * clock.advance(10);
+ * fired; // [5]
+ * clock.now(); // 10
+ * ```
+ */
+export class FakeEventClock implements Clock {
+  #now: number;
+  #seq = 0;
+  #heap: FakeTimer[] = [];
+
+  /** Creates a fake clock reading `startMs` (default 0). */
+  constructor(startMs = 0) {
+    if (!Number.isFinite(startMs)) {
+      throw new RangeError(
+        `Cannot create a FakeEventClock: start time must be finite, got ${startMs}`,
+      );
+    }
+    this.#now = startMs;
+  }
+
+  /** The current fake time in milliseconds. */
+  now(): number {
+    return this.#now;
+  }
+
+  /** Schedules `callback` at `now() + max(0, delayMs)`. */
+  setTimer(delayMs: number, callback: () => void): Timer {
+    if (typeof callback !== "function") {
+      throw new TypeError(
+        `Cannot set a timer: callback must be a function, got ${typeof callback}`,
+      );
+    }
+    const at = delayMs > 0 ? this.#now + delayMs : this.#now;
+    if (at === Infinity) return { cancel() {} };
+    if (Number.isNaN(at)) {
+      throw new RangeError(`Cannot set a timer: delay must be a number, got ${delayMs}`);
+    }
+    const timer = new FakeTimer(this, at, this.#seq++, callback);
+    this.#push(timer);
+    return timer;
+  }
+
+  /** Number of timers that have not fired and were not cancelled. */
+  get pendingTimers(): number {
+    return this.#heap.length;
+  }
+
+  /** Due time of the earliest pending timer, or `undefined` when there is none. */
+  nextTimerAt(): number | undefined {
+    return this.#heap[0]?.at;
+  }
+
+  /**
+   * Moves time forward by `ms`, running every timer due on the way.
+   * Returns the number of callbacks run.
+   */
+  advance(ms: number): number {
+    if (!(ms >= 0) || ms === Infinity) {
+      throw new RangeError(
+        `Cannot advance a FakeEventClock: ms must be finite and >= 0, got ${ms}`,
+      );
+    }
+    return this.advanceTo(this.#now + ms);
+  }
+
+  /**
+   * Moves time forward to `t` (a no-op when `t` is not later than now),
+   * running every timer due up to and including `t`, earliest first. Returns
+   * the number of callbacks run.
+   */
+  advanceTo(t: number): number {
+    if (Number.isNaN(t) || t === Infinity) {
+      throw new RangeError(`Cannot advance a FakeEventClock: target must be finite, got ${t}`);
+    }
+    let ran = 0;
+    for (;;) {
+      const next = this.#heap[0];
+      if (next === undefined || next.at > t) break;
+      if (next.at > this.#now) this.#now = next.at;
+      this.#pop();
+      ran++;
+      next.callback();
+    }
+    if (t > this.#now) this.#now = t;
+    return ran;
+  }
+
+  /**
+   * Runs timers, earliest first, until none is pending or the next one is due
+   * after `limitMs` (default: no limit). Time stops at the last timer run.
+   * Returns the number of callbacks run.
+   *
+   * @throws {RangeError} after `maxCallbacks` callbacks (default 10,000,000),
+   * which guards tests against timers that reschedule themselves forever.
+   */
+  runUntilIdle(limitMs = Infinity, maxCallbacks = 10_000_000): number {
+    let ran = 0;
+    for (;;) {
+      const next = this.#heap[0];
+      if (next === undefined || next.at > limitMs) return ran;
+      if (ran >= maxCallbacks) {
+        throw new RangeError(
+          `Cannot run the FakeEventClock until idle: still busy after ${maxCallbacks} callbacks at t=${this.#now}ms`,
+        );
+      }
+      if (next.at > this.#now) this.#now = next.at;
+      this.#pop();
+      ran++;
+      next.callback();
+    }
+  }
+
+  /** Removes `timer` from the queue (used by {@linkcode Timer.cancel}). */
+  cancelTimer(timer: Timer): void {
+    if (!(timer instanceof FakeTimer) || timer.owner !== this) return;
+    const i = timer.heapIndex;
+    if (i < 0) return;
+    const heap = this.#heap;
+    const last = heap.pop()!;
+    timer.heapIndex = -1;
+    if (last === timer) return;
+    heap[i] = last;
+    last.heapIndex = i;
+    this.#siftDown(i);
+    this.#siftUp(last.heapIndex);
+  }
+
+  #push(timer: FakeTimer): void {
+    timer.heapIndex = this.#heap.length;
+    this.#heap.push(timer);
+    this.#siftUp(timer.heapIndex);
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    top.heapIndex = -1;
+    if (last !== top) {
+      heap[0] = last;
+      last.heapIndex = 0;
+      this.#siftDown(0);
+    }
+  }
+
+  #siftUp(i: number): void {
+    const heap = this.#heap;
+    const item = heap[i]!;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent]!;
+      if (!earlier(item, p)) break;
+      heap[i] = p;
+      p.heapIndex = i;
+      i = parent;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
+  }
+
+  #siftDown(i: number): void {
+    const heap = this.#heap;
+    const n = heap.length;
+    const item = heap[i]!;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && earlier(heap[child + 1]!, heap[child]!)) child++;
+      const c = heap[child]!;
+      if (!earlier(c, item)) break;
+      heap[i] = c;
+      c.heapIndex = i;
+      i = child;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
+  }
+}

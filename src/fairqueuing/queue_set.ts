@@ -1,0 +1,697 @@
+/**
+ * One priority level's queue set: who waits, who runs, who is rejected
+ * (spec §4; KEP-1040 "Queuing", "Dispatching", "Fair Queuing for Server
+ * Requests", "Support for LIST/WATCH requests").
+ *
+ * ## Virtual time
+ *
+ * Fair queuing imagines a processor that serves every non-empty queue at
+ * once, each at an equal share of the capacity, and dispatches requests in
+ * the order that imaginary processor would finish them. "Virtual time" R
+ * measures the imaginary service: it is the number of seat-seconds one
+ * queue has received. With `C` seats, `A(t)` active queues (a queue is
+ * active while it has a waiting or an executing request) and `D(t)` seats
+ * demanded (Σ over queues of seats in use plus max seats of waiting
+ * requests), the seats actually handed out are `min(D, C)`, shared equally,
+ * so
+ *
+ *     dR/dt = min(D(t), C) / A(t)        (0 when no queue is active).
+ *
+ * R is piecewise linear: every operation first advances it with the ratio
+ * of the state before the operation (`#syncTime`), then changes the state.
+ *
+ * A request's work is `initialSeats · G + finalSeats · additionalLatency`
+ * seat-seconds, with `G` = 3 ms standing in for the unknown execution
+ * time. Each queue keeps `nextDispatchR`, the virtual time at which its
+ * head starts; the head would finish at `nextDispatchR + work`, and the
+ * queue with the least such finish is served next (ties: first queue after
+ * the last one served, round robin). Dispatch adds the work to the queue's
+ * `nextDispatchR`; on completion the guess `G` is replaced by the actual
+ * execution time S, adding `initialSeats · (S − G)`. A queue that becomes
+ * active starts at the current R; and because all active queues get the
+ * same share even when they cannot use it, `nextDispatchR` is never allowed
+ * to fall behind its head's arrival R ("anti-windup").
+ *
+ * Dispatch is head-of-line blocking across the set: when the chosen head
+ * does not fit in the free seats nothing else is dispatched, and a head
+ * wider than the whole limit runs only when nothing is executing.
+ *
+ * ## Representation
+ *
+ * Seat-seconds are integers in units of 1e-8 (see `seat_seconds.ts`),
+ * rounded exactly like Kubernetes, so ties are exact. They are JS numbers,
+ * exact below 2^53; instead of Kubernetes' uint64 epochs, R is rebased to 0
+ * whenever it reaches 2^50 units (about 130 seat-days), shifting every
+ * stored virtual time by the same integer, which keeps all comparisons and
+ * differences exact (and idle queues are reset, as Kubernetes does).
+ *
+ * ## Beyond Kubernetes
+ *
+ * Kubernetes scans every queue on each dispatch; here a segment tree over
+ * the queues' finish times (`_dispatch_tree.ts`) selects the same queue in
+ * O(log Q), and the sums behind dR/dt are maintained incrementally, so no
+ * operation is linear in the number of queues (except removing a surplus
+ * queue and rebasing, both rare). Waiting deadlines and lingering seats
+ * share one clock timer.
+ *
+ * @module
+ */
+
+import { DispatchTree } from "./_dispatch_tree.ts";
+import { DueHeap } from "./_due_heap.ts";
+import { Queue } from "./_queue.ts";
+import { DONE, EXECUTING, LINGERING, Req, type RequestOwner, WAITING } from "./_request.ts";
+import { type Clock, systemClock, type Timer } from "./clock.ts";
+import { Integrator, type IntegratorResults } from "./integrator.ts";
+import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
+import { durationPerSeatMs, seatSecondsToFloat, seatsTimesDuration } from "./seat_seconds.ts";
+import type {
+  QueueSetConfig,
+  QueueSetRequest,
+  QueueSetSnapshot,
+  RejectReason,
+  StartRequestInit,
+} from "./types.ts";
+
+/** `G`: the execution time assumed for every request until it finishes (spec §4.1). */
+export const ESTIMATED_SERVICE_DURATION_MS = 3;
+
+/** Virtual time is rebased when it reaches this many seat-seconds units (2^50). */
+export const REBASE_THRESHOLD = 2 ** 50;
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** Options of a {@linkcode QueueSet}. */
+export interface QueueSetOptions {
+  /** The clock (default: {@linkcode systemClock}). */
+  clock?: Clock;
+  /** Name used in errors and dumps (default `"queue-set"`). */
+  name?: string;
+  /** `G`, the assumed execution time in ms (default 3); tests may change it. */
+  estimatedServiceDurationMs?: number;
+}
+
+/**
+ * A queue set with Kubernetes' semantics (spec §4, checklist §11): shuffle
+ * sharding into queues, fair queuing in virtual time, seats with final-phase
+ * lingering, and rejection only when both the seats and the chosen queue are
+ * full.
+ *
+ * @example
+ * ```ts
+ * import { FakeEventClock, QueueSet } from "@apf/edge";
+ * const clock = new FakeEventClock();
+ * const qs = new QueueSet(
+ *   { concurrencyLimit: 1, queuing: { queues: 8, queueLengthLimit: 10, handSize: 2 } },
+ *   { clock },
+ * );
+ * const first = qs.startRequest({ hash: 1n });
+ * const second = qs.startRequest({ hash: 2n });
+ * first.decision; // "execute"
+ * second.decision; // null: waiting for a seat
+ * clock.advance(5);
+ * first.finish();
+ * second.decision; // "execute"
+ * second.finish();
+ * qs.isIdle; // true
+ * ```
+ */
+export class QueueSet {
+  /** The name given at construction. */
+  readonly name: string;
+  #clock: Clock;
+  #g: number;
+  #cfg: ResolvedConfig;
+  #queues: Queue[] = [];
+  #tree = new DispatchTree(0);
+  #hand: Int32Array = new Int32Array(0);
+  #currentR = 0;
+  #lastRealTime: number;
+  #robinIndex = 0;
+  #enqueues = 0;
+  #totWaiting = 0;
+  #totExecuting = 0;
+  #totSeatsInUse = 0;
+  #totSeatsWaiting = 0;
+  /** Σ over queues of seatsInUse + waiting max seats: the seat demand driving R. */
+  #seatsRequested = 0;
+  #activeQueues = 0;
+  #rebases = 0;
+  #dispatched = 0;
+  #rejected: Record<RejectReason, number> = {
+    "queue-full": 0,
+    "concurrency-limit": 0,
+    "time-out": 0,
+    cancelled: 0,
+  };
+  #demand: Integrator;
+  #due = new DueHeap();
+  #timer: Timer | null = null;
+  #timerAt = Infinity;
+  #decided: Req[] = [];
+  #notifying = false;
+  #owner: RequestOwner;
+
+  /**
+   * Creates a queue set; virtual time starts at 0.
+   *
+   * @throws {RangeError} when the configuration is invalid (naming the field).
+   */
+  constructor(config: QueueSetConfig, options: QueueSetOptions = {}) {
+    this.name = options.name ?? "queue-set";
+    const g = options.estimatedServiceDurationMs ?? ESTIMATED_SERVICE_DURATION_MS;
+    if (!(g > 0 && g < Infinity)) {
+      throw new RangeError(
+        `Cannot create queue set ${
+          JSON.stringify(this.name)
+        }: estimatedServiceDurationMs must be finite and > 0, got ${g}`,
+      );
+    }
+    this.#g = g;
+    this.#cfg = resolveConfig(this.name, config, null);
+    this.#clock = options.clock ?? systemClock;
+    this.#lastRealTime = this.#clock.now();
+    this.#demand = new Integrator(this.#clock);
+    this.#owner = {
+      finish: (r, executionMs) => this.#finishRequest(r, executionMs),
+      reject: (r, reason) => this.#rejectWaiting(r, reason),
+    };
+    this.#growQueues();
+  }
+
+  /** True when no request waits or executes (lingering seats do not count). */
+  get isIdle(): boolean {
+    return this.#totWaiting === 0 && this.#totExecuting === 0;
+  }
+
+  /** Requests waiting in queues. */
+  get waitingRequests(): number {
+    return this.#totWaiting;
+  }
+
+  /** Requests executing (not counting those lingering on final seats). */
+  get executingRequests(): number {
+    return this.#totExecuting;
+  }
+
+  /** Seats held by executing and lingering requests. */
+  get seatsInUse(): number {
+    return this.#totSeatsInUse;
+  }
+
+  /** Σ max seats of waiting requests. */
+  get seatsWaiting(): number {
+    return this.#totSeatsWaiting;
+  }
+
+  /** The current concurrency limit. */
+  get concurrencyLimit(): number {
+    return this.#cfg.concurrencyLimit;
+  }
+
+  /**
+   * Starts a request: it executes at once, waits in a queue, or is rejected
+   * (`concurrency-limit` by a set that does not queue, `queue-full` when no
+   * seat is free and the chosen queue is at its length limit, `cancelled`
+   * when its signal is already aborted). The decision is on the returned
+   * handle; a waiting request's arrives later (see
+   * {@linkcode StartRequestInit.onDecision} and
+   * {@linkcode QueueSetRequest.wait}).
+   *
+   * @throws {RangeError} or {TypeError} for an invalid work estimate, hash,
+   * wait limit or signal; nothing changes then.
+   */
+  startRequest(init: StartRequestInit = {}): QueueSetRequest {
+    const work = resolveWork(init.work);
+    const waitLimitMs = init.waitLimitMs;
+    if (waitLimitMs !== undefined && !(typeof waitLimitMs === "number" && waitLimitMs >= 0)) {
+      throw new RangeError(
+        `Cannot start a request: waitLimitMs must be a number >= 0, got ${waitLimitMs}`,
+      );
+    }
+    const signal = init.signal ?? null;
+    if (signal !== null && typeof signal.aborted !== "boolean") {
+      throw new TypeError("Cannot start a request: signal must be an AbortSignal");
+    }
+    const cfg = this.#cfg;
+    const queuing = cfg.desiredQueues > 0;
+    const hash = init.hash ?? 0n;
+    if (queuing && (typeof hash !== "bigint" || hash < 0n || hash > MAX_UINT64)) {
+      throw new RangeError(
+        `Cannot start a request: hash must be an unsigned 64-bit bigint, got ${String(hash)}`,
+      );
+    }
+    this.#syncTime();
+    const now = this.#lastRealTime;
+    const r = new Req(
+      this.#owner,
+      work.initialSeats,
+      work.finalSeats,
+      work.additionalLatencyMs,
+      now,
+      init.descriptor,
+    );
+    r.arrivalR = this.#currentR;
+    if (init.onDecision !== undefined) r.onDecision = init.onDecision;
+    if (signal?.aborted) {
+      this.#decide(r, "cancelled");
+    } else if (!queuing) {
+      // Exempt or no queuing (spec §4.4): run now or reject now.
+      if (this.#canAccommodate(r.maxSeats)) this.#dispatchSansQueue(r);
+      else this.#decide(r, "concurrency-limit");
+    } else {
+      r.totalWork = seatsTimesDuration(r.initialSeats, this.#g) +
+        seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
+      const q = this.#queues[this.#shuffleShard(hash)]!;
+      if (cfg.requestWaitLimitMs !== null) this.#removeTimedOut(q, now - cfg.requestWaitLimitMs);
+      // KEP-1040, Queuing: reject only when no seat is free AND the queue is full.
+      if (this.#totSeatsInUse >= cfg.concurrencyLimit && q.waiting >= cfg.queueLengthLimit) {
+        this.#bound(q);
+        this.#decide(r, "queue-full");
+      } else {
+        this.#enqueue(r, q);
+        this.#dispatchAsMuchAsPossible();
+        if (r.phase === WAITING) this.#startWaiting(r, signal, waitLimitMs, now);
+      }
+    }
+    this.#afterOperation();
+    return r;
+  }
+
+  /**
+   * Applies a new configuration: more queues are added at once, surplus
+   * queues drain and disappear as their last request releases its seats,
+   * and a raised limit dispatches waiting requests at once (spec §4.8).
+   *
+   * @throws {RangeError} when `config` is invalid; nothing changes then.
+   */
+  configure(config: QueueSetConfig): void {
+    const next = resolveConfig(this.name, config, this.#cfg);
+    this.#syncTime();
+    this.#cfg = next;
+    this.#growQueues();
+    this.#dispatchAsMuchAsPossible();
+    this.#afterOperation();
+  }
+
+  /**
+   * Changes only the concurrency limit (the borrowing adjustment).
+   *
+   * @throws {RangeError} when `limit` is not an integer >= 0.
+   */
+  setConcurrencyLimit(limit: number): void {
+    if (!(Number.isSafeInteger(limit) && limit >= 0)) {
+      throw new RangeError(
+        `Cannot set the concurrency limit of queue set ${
+          JSON.stringify(this.name)
+        }: must be an integer >= 0, got ${limit}`,
+      );
+    }
+    this.#syncTime();
+    this.#cfg = { ...this.#cfg, concurrencyLimit: limit };
+    this.#dispatchAsMuchAsPossible();
+    this.#afterOperation();
+  }
+
+  /** Seat demand (seats in use plus seats waiting) observed since creation or the last reset. */
+  seatDemand(): IntegratorResults {
+    return this.#demand.results();
+  }
+
+  /** Returns the seat demand observed so far and starts a new observation window (spec §6.1). */
+  resetSeatDemand(): IntegratorResults {
+    return this.#demand.reset();
+  }
+
+  /** The state of the set and its queues, for dumps and tests. */
+  snapshot(): QueueSetSnapshot {
+    this.#syncTime();
+    return {
+      waitingRequests: this.#totWaiting,
+      executingRequests: this.#totExecuting,
+      seatsInUse: this.#totSeatsInUse,
+      seatsWaiting: this.#totSeatsWaiting,
+      currentR: seatSecondsToFloat(this.#currentR),
+      robinIndex: this.#robinIndex,
+      rebases: this.#rebases,
+      dispatched: this.#dispatched,
+      rejected: { ...this.#rejected },
+      queues: this.#queues.map((q) => ({
+        index: q.index,
+        waitingRequests: q.waiting,
+        executingRequests: q.executing,
+        seatsInUse: q.seatsInUse,
+        waitingSeats: q.maxSeatsSum,
+        nextDispatchR: seatSecondsToFloat(q.nextDispatchR),
+      })),
+    };
+  }
+
+  // ---- time -------------------------------------------------------------
+
+  /** Advances R to now with the ratio of the state before the operation (spec §4.3). */
+  #syncTime(): void {
+    const now = this.#clock.now();
+    const dt = now - this.#lastRealTime;
+    if (!(dt > 0)) return;
+    this.#lastRealTime = now;
+    if (this.#activeQueues === 0) return;
+    const cl = this.#cfg.concurrencyLimit;
+    const seats = this.#seatsRequested < cl ? this.#seatsRequested : cl;
+    this.#currentR += seatsTimesDuration(seats / this.#activeQueues, dt);
+    if (this.#currentR >= REBASE_THRESHOLD) this.#rebase();
+  }
+
+  /** Shifts every stored virtual time by −R so that R is 0 again (the rollover fix). */
+  #rebase(): void {
+    const shift = this.#currentR;
+    this.#currentR = 0;
+    for (const q of this.#queues) {
+      if (!q.active) {
+        q.nextDispatchR = 0;
+        continue;
+      }
+      q.nextDispatchR -= shift;
+      for (let r = q.head; r !== null; r = r.next) r.arrivalR -= shift;
+    }
+    this.#rebuildTree();
+    this.#rebases++;
+  }
+
+  // ---- arrival ----------------------------------------------------------
+
+  /** Picks the queue of the hand with the least waiting work (spec §4.4 `shuffleShard`). */
+  #shuffleShard(hash: bigint): number {
+    const dealer = this.#cfg.dealer!;
+    const n = dealer.handSize;
+    const hand = dealer.dealIntoHand(hash, this.#hand);
+    const offset = this.#enqueues % n;
+    this.#enqueues++;
+    let best = -1, min = Infinity;
+    for (let i = 0; i < n; i++) {
+      const qi = hand[(offset + i) % n]!;
+      const w = this.#queues[qi]!.totalWorkSum;
+      if (w < min) {
+        min = w;
+        best = qi;
+      }
+    }
+    return best;
+  }
+
+  #enqueue(r: Req, q: Queue): void {
+    if (!q.active) {
+      q.nextDispatchR = this.#currentR;
+      this.#activeQueues++;
+    }
+    r.queue = q;
+    q.push(r);
+    this.#seatsRequested += r.maxSeats;
+    this.#totWaiting++;
+    this.#totSeatsWaiting += r.maxSeats;
+    this.#bound(q);
+  }
+
+  /** Wires up the cancellation signal and the wait deadline of a request left waiting. */
+  #startWaiting(r: Req, signal: AbortSignal | null, waitLimitMs: number | undefined, now: number) {
+    if (waitLimitMs !== undefined && waitLimitMs !== Infinity) {
+      if (waitLimitMs <= 0) {
+        this.#removeWaiting(r, "time-out");
+        return;
+      }
+      r.dueMs = now + waitLimitMs;
+      this.#due.push(r);
+      this.#arm();
+    }
+    if (signal !== null) {
+      r.signal = signal;
+      signal.addEventListener("abort", r);
+    }
+  }
+
+  /** Kubernetes ≤ 1.27: reject the queue's requests that arrived before `arrivalLimit`. */
+  #removeTimedOut(q: Queue, arrivalLimit: number): void {
+    for (let r = q.head; r !== null && arrivalLimit > r.arrivalMs; r = q.head) {
+      this.#removeWaiting(r, "time-out");
+    }
+  }
+
+  /** Runs a request of an exempt or non-queuing set at once (spec §4.4 `dispatchSansQueue`). */
+  #dispatchSansQueue(r: Req): void {
+    r.startMs = r.arrivalMs;
+    r.phase = EXECUTING;
+    this.#totExecuting++;
+    this.#totSeatsInUse += r.maxSeats;
+    this.#dispatched++;
+    this.#decide(r, "execute");
+  }
+
+  // ---- dispatch ---------------------------------------------------------
+
+  #canAccommodate(seats: number): boolean {
+    const cfg = this.#cfg;
+    if (cfg.desiredQueues < 0) return true;
+    // A request wider than the limit runs only when nothing executes (spec §4.5).
+    if (seats > cfg.concurrencyLimit) return this.#totExecuting === 0;
+    return this.#totSeatsInUse + seats <= cfg.concurrencyLimit;
+  }
+
+  #dispatchAsMuchAsPossible(): void {
+    // An exempt set has no limit: queues left from a Limited past drain at once.
+    const unlimited = this.#cfg.desiredQueues < 0;
+    while (
+      this.#totWaiting !== 0 &&
+      (unlimited || this.#totSeatsInUse < this.#cfg.concurrencyLimit) &&
+      this.#dispatchOne()
+    );
+  }
+
+  /** Dispatches the head with the least virtual finish time, if it fits (spec §4.6). */
+  #dispatchOne(): boolean {
+    const idx = this.#tree.select(this.#robinIndex);
+    if (idx < 0) return false;
+    const q = this.#queues[idx]!;
+    const r = q.head!;
+    if (!this.#canAccommodate(r.maxSeats)) {
+      // Head-of-line blocking; a full unsuccessful scan leaves robinIndex where it was.
+      if (this.#robinIndex < 0) this.#robinIndex = this.#queues.length - 1;
+      return false;
+    }
+    q.remove(r);
+    this.#seatsRequested -= r.maxSeats;
+    this.#totWaiting--;
+    this.#totSeatsWaiting -= r.maxSeats;
+    this.#stopWaiting(r);
+    const cl = this.#cfg.concurrencyLimit;
+    if (r.finalSeats > cl && this.#cfg.desiredQueues >= 0) {
+      // Cap the final phase to the limit, preserving its work (spec §4.6).
+      const finalWork = seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
+      r.finalSeats = cl;
+      r.additionalLatencyMs = durationPerSeatMs(finalWork, cl);
+      r.maxSeats = r.initialSeats > cl ? r.initialSeats : cl;
+    }
+    this.#robinIndex = idx;
+    r.phase = EXECUTING;
+    r.startMs = this.#lastRealTime;
+    this.#totExecuting++;
+    this.#totSeatsInUse += r.maxSeats;
+    q.executing++;
+    q.seatsInUse += r.maxSeats;
+    this.#seatsRequested += r.maxSeats;
+    q.nextDispatchR += r.totalWork;
+    this.#bound(q);
+    this.#dispatched++;
+    this.#decide(r, "execute");
+    return true;
+  }
+
+  /** Anti-windup (spec §4.7): virtual start never precedes the head's arrival; refreshes the index. */
+  #bound(q: Queue): void {
+    const head = q.head;
+    if (head === null) {
+      this.#tree.set(q.index, Infinity);
+      return;
+    }
+    if (q.nextDispatchR < head.arrivalR) q.nextDispatchR = head.arrivalR;
+    this.#tree.set(q.index, q.nextDispatchR + head.totalWork);
+  }
+
+  // ---- completion -------------------------------------------------------
+
+  #finishRequest(r: Req, executionMs: number | undefined): boolean {
+    if (r.phase !== EXECUTING) return false;
+    if (executionMs !== undefined && !(executionMs >= 0 && executionMs < Infinity)) {
+      throw new RangeError(
+        `Cannot finish a request: executionMs must be a finite number >= 0, got ${executionMs}`,
+      );
+    }
+    this.#syncTime();
+    const now = this.#lastRealTime;
+    this.#totExecuting--;
+    const q = r.queue;
+    if (q !== null) {
+      q.executing--;
+      if (!q.active) this.#activeQueues--;
+      // Replace the guess G by the actual service time S (spec §4.7).
+      const s = executionMs ?? now - r.startMs;
+      q.nextDispatchR -= seatsTimesDuration(r.initialSeats, this.#g - s);
+      this.#bound(q);
+    }
+    if (r.additionalLatencyMs > 0) {
+      // KEP-1040, LIST/WATCH: final seats stay occupied for the additional latency.
+      r.phase = LINGERING;
+      r.dueMs = now + r.additionalLatencyMs;
+      this.#due.push(r);
+      this.#arm();
+    } else {
+      this.#releaseSeats(r);
+    }
+    this.#dispatchAsMuchAsPossible();
+    this.#afterOperation();
+    return true;
+  }
+
+  #releaseSeats(r: Req): void {
+    r.phase = DONE;
+    this.#totSeatsInUse -= r.maxSeats;
+    const q = r.queue;
+    if (q === null) return;
+    q.seatsInUse -= r.maxSeats;
+    if (q.index < 0) return; // its queue was removed; its seats no longer count
+    this.#seatsRequested -= r.maxSeats;
+    // Attrition (spec §4.8): a surplus queue goes when its last request is done.
+    if (this.#queues.length > this.#cfg.desiredQueues && !q.active) this.#removeQueue(q);
+  }
+
+  #removeQueue(q: Queue): void {
+    const index = q.index;
+    this.#queues.splice(index, 1);
+    for (let i = index; i < this.#queues.length; i++) this.#queues[i]!.index = i;
+    q.index = -1;
+    this.#seatsRequested -= q.seatsInUse;
+    if (this.#robinIndex >= index) this.#robinIndex--;
+    this.#rebuildTree();
+  }
+
+  // ---- waiting requests that leave without executing --------------------
+
+  #rejectWaiting(r: Req, reason: RejectReason): boolean {
+    if (r.phase !== WAITING) return false;
+    this.#syncTime();
+    this.#removeWaiting(r, reason);
+    this.#afterOperation();
+    return true;
+  }
+
+  #removeWaiting(r: Req, reason: RejectReason): void {
+    const q = r.queue!;
+    q.remove(r);
+    if (!q.active) this.#activeQueues--;
+    this.#seatsRequested -= r.maxSeats;
+    this.#totWaiting--;
+    this.#totSeatsWaiting -= r.maxSeats;
+    this.#bound(q);
+    this.#stopWaiting(r);
+    this.#decide(r, reason);
+  }
+
+  #stopWaiting(r: Req): void {
+    if (r.heapIndex >= 0) {
+      this.#due.delete(r);
+      if (this.#due.size === 0 && this.#timer !== null) {
+        this.#timer.cancel();
+        this.#timer = null;
+        this.#timerAt = Infinity;
+      }
+    }
+    if (r.signal !== null) {
+      r.signal.removeEventListener("abort", r);
+      r.signal = null;
+    }
+  }
+
+  // ---- timers -----------------------------------------------------------
+
+  #arm(): void {
+    const top = this.#due.peek();
+    if (top === undefined || top.dueMs >= this.#timerAt) return;
+    this.#timer?.cancel();
+    this.#timerAt = top.dueMs;
+    this.#timer = this.#clock.setTimer(top.dueMs - this.#clock.now(), this.#onTimer);
+  }
+
+  #onTimer = (): void => {
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    this.#syncTime();
+    const now = this.#lastRealTime;
+    for (let r = this.#due.peek(); r !== undefined && r.dueMs <= now; r = this.#due.peek()) {
+      this.#due.pop();
+      if (r.phase === WAITING) {
+        this.#removeWaiting(r, "time-out");
+      } else if (r.phase === LINGERING) {
+        this.#releaseSeats(r);
+        this.#dispatchAsMuchAsPossible();
+      }
+    }
+    this.#arm();
+    this.#afterOperation();
+  };
+
+  // ---- bookkeeping ------------------------------------------------------
+
+  #decide(r: Req, decision: "execute" | RejectReason): void {
+    r.decision = decision;
+    if (decision !== "execute") {
+      r.phase = DONE;
+      this.#rejected[decision]++;
+    }
+    if (r.onDecision !== null || r.waiter !== null) this.#decided.push(r);
+  }
+
+  /** Records seat demand and tells callers their decisions, once the state is consistent. */
+  #afterOperation(): void {
+    const demand = this.#totSeatsInUse + this.#totSeatsWaiting;
+    if (demand !== this.#demand.value) this.#demand.set(demand);
+    if (this.#notifying || this.#decided.length === 0) return;
+    this.#notifying = true;
+    const decided = this.#decided;
+    try {
+      // Callbacks may start or finish requests, which appends to `decided`.
+      for (let i = 0; i < decided.length; i++) {
+        const r = decided[i]!;
+        const waiter = r.waiter, callback = r.onDecision;
+        r.waiter = null;
+        r.onDecision = null;
+        waiter?.resolve(r.decision!);
+        if (callback !== null) {
+          try {
+            callback(r);
+          } catch (e) {
+            // Like an event listener's error: reported, never corrupting the set.
+            queueMicrotask(() => {
+              throw e;
+            });
+          }
+        }
+      }
+    } finally {
+      decided.length = 0;
+      this.#notifying = false;
+    }
+  }
+
+  #growQueues(): void {
+    const cfg = this.#cfg;
+    if (cfg.desiredQueues > this.#queues.length) {
+      for (let i = this.#queues.length; i < cfg.desiredQueues; i++) this.#queues.push(new Queue(i));
+      this.#rebuildTree();
+    }
+    if (this.#hand.length !== cfg.handSize) this.#hand = new Int32Array(cfg.handSize);
+  }
+
+  #rebuildTree(): void {
+    this.#tree.resize(this.#queues.length);
+    for (const q of this.#queues) if (q.head !== null) this.#bound(q);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Validation of queue-set configurations and work estimates: the first of
+ * the two phases of a configuration change (validate everything, then
+ * commit), so that a bad configuration changes nothing.
+ *
+ * @module
+ */
+
+import { Dealer } from "./shuffle_shard.ts";
+import type { QueueSetConfig, WorkEstimate } from "./types.ts";
+
+/** A validated configuration, in Kubernetes' terms (spec §4.1 `qCfg` and `dCfg`). */
+export interface ResolvedConfig {
+  /** `DesiredNumQueues`: -1 exempt, 0 reject instead of queuing, > 0 queues. */
+  desiredQueues: number;
+  /** Seats of the level (0 for exempt sets, where it is not used). */
+  concurrencyLimit: number;
+  /** Queue length limit (kept from the previous configuration when not queuing). */
+  queueLengthLimit: number;
+  /** Hand size (kept from the previous configuration when not queuing). */
+  handSize: number;
+  /** The dealer for `desiredQueues` and `handSize`, when queuing. */
+  dealer: Dealer | null;
+  /** Lazy wait limit in ms, or null. */
+  requestWaitLimitMs: number | null;
+}
+
+function fail(name: string, message: string): never {
+  throw new RangeError(`Cannot configure queue set ${JSON.stringify(name)}: ${message}`);
+}
+
+function show(value: unknown): string {
+  return typeof value === "bigint" ? `${value}n` : JSON.stringify(value) ?? String(value);
+}
+
+function isCount(value: unknown, min: number): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= min;
+}
+
+/**
+ * Validates `config` and resolves it against the previous configuration.
+ *
+ * @throws {TypeError} when `config` is not an object.
+ * @throws {RangeError} naming the first invalid field and the value received.
+ */
+export function resolveConfig(
+  name: string,
+  config: QueueSetConfig,
+  previous: ResolvedConfig | null,
+): ResolvedConfig {
+  if (typeof config !== "object" || config === null) {
+    throw new TypeError(
+      `Cannot configure queue set ${JSON.stringify(name)}: config must be an object, got ${
+        show(config)
+      }`,
+    );
+  }
+  const type = config.type ?? "Limited";
+  if (type !== "Limited" && type !== "Exempt") {
+    fail(name, `type must be "Limited" or "Exempt", got ${show(type)}`);
+  }
+  const wait = config.requestWaitLimitMs ?? null;
+  if (wait !== null && !(typeof wait === "number" && wait >= 0 && wait < Infinity)) {
+    fail(name, `requestWaitLimitMs must be null or a finite number >= 0, got ${show(wait)}`);
+  }
+  const keep = {
+    queueLengthLimit: previous?.queueLengthLimit ?? 0,
+    handSize: previous?.handSize ?? 0,
+    dealer: null,
+    requestWaitLimitMs: wait,
+  };
+  if (type === "Exempt") {
+    const cl = config.concurrencyLimit ?? 0;
+    if (!isCount(cl, 0)) fail(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`);
+    return { desiredQueues: -1, concurrencyLimit: cl, ...keep };
+  }
+  const cl = config.concurrencyLimit;
+  if (!isCount(cl, 0)) fail(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`);
+  const q = config.queuing;
+  if (q === undefined) fail(name, "queuing is required for a Limited queue set (null: no queuing)");
+  if (q === null) return { desiredQueues: 0, concurrencyLimit: cl, ...keep };
+  if (typeof q !== "object") fail(name, `queuing must be an object or null, got ${show(q)}`);
+  if (!isCount(q.queues, 1)) {
+    fail(name, `queuing.queues must be an integer >= 1, got ${show(q.queues)}`);
+  }
+  if (!isCount(q.queueLengthLimit, 0)) {
+    fail(name, `queuing.queueLengthLimit must be an integer >= 0, got ${show(q.queueLengthLimit)}`);
+  }
+  if (!isCount(q.handSize, 1)) {
+    fail(name, `queuing.handSize must be an integer >= 1, got ${show(q.handSize)}`);
+  }
+  let dealer: Dealer;
+  try {
+    dealer = new Dealer(q.queues, q.handSize);
+  } catch (e) {
+    fail(name, `queuing: ${(e as Error).message}`);
+  }
+  return {
+    desiredQueues: q.queues,
+    concurrencyLimit: cl,
+    queueLengthLimit: q.queueLengthLimit,
+    handSize: q.handSize,
+    dealer,
+    requestWaitLimitMs: wait,
+  };
+}
+
+/** A validated work estimate. */
+export interface ResolvedWork {
+  initialSeats: number;
+  finalSeats: number;
+  additionalLatencyMs: number;
+}
+
+const DEFAULT_WORK: ResolvedWork = { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 };
+
+/**
+ * Validates a work estimate, filling in the defaults.
+ *
+ * @throws {RangeError} naming the invalid field and the value received.
+ */
+export function resolveWork(work: WorkEstimate | undefined): ResolvedWork {
+  if (work === undefined) return DEFAULT_WORK;
+  const { initialSeats = 1, finalSeats = 0, additionalLatencyMs = 0 } = work;
+  if (!isCount(initialSeats, 1)) {
+    throw new RangeError(
+      `Cannot start a request: work.initialSeats must be an integer >= 1, got ${
+        show(initialSeats)
+      }`,
+    );
+  }
+  if (!isCount(finalSeats, 0)) {
+    throw new RangeError(
+      `Cannot start a request: work.finalSeats must be an integer >= 0, got ${show(finalSeats)}`,
+    );
+  }
+  if (
+    !(typeof additionalLatencyMs === "number" && additionalLatencyMs >= 0 &&
+      additionalLatencyMs < Infinity)
+  ) {
+    throw new RangeError(
+      `Cannot start a request: work.additionalLatencyMs must be a finite number >= 0, got ${
+        show(additionalLatencyMs)
+      }`,
+    );
+  }
+  return { initialSeats, finalSeats, additionalLatencyMs };
+}

@@ -1,0 +1,38 @@
+/**
+ * The simulator behind `apf simulate` (spec §10.1): uniform scenarios of
+ * closed-loop clients run against one priority level on a simulated clock,
+ * and the max-min fair allocation their results are judged against.
+ *
+ * @example
+ * ```ts
+ * import { fairAlloc, parseScenario, runScenario, uniformDemands } from "@apf/edge";
+ * const scenario = parseScenario('{"durationMs": 10000}');
+ * const result = runScenario(scenario);
+ * const fair = fairAlloc(uniformDemands(scenario, 1), scenario.priorityLevel.concurrencyLimit);
+ * console.log(result.clients.map((c, i) => `${c.name}: ${c.averageSeats.at(-1)} vs ${fair[i]}`));
+ * ```
+ *
+ * @module
+ */
+
+export type {
+  ClientResult,
+  RejectionCounts,
+  Scenario,
+  ScenarioClient,
+  ScenarioPriorityLevel,
+  ScenarioQueuing,
+  SeatDemandSummary,
+  SimulationResult,
+} from "./types.ts";
+export {
+  MAX_CALLS,
+  MAX_CLIENTS,
+  MAX_THREADS,
+  MAX_TOTAL_CALLS,
+  parseScenario,
+  ScenarioError,
+  scenarioFromJson,
+} from "./scenario.ts";
+export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
+export { runScenario, simulate, type SimulationRun } from "./run.ts";
