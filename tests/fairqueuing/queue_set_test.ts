@@ -1,0 +1,583 @@
+import assert from "node:assert/strict";
+import { QueueSet } from "../../src/fairqueuing/queue_set.ts";
+import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
+import { DecisionLog, makeSet, queuing } from "./_queue_set_helpers.ts";
+
+// With handSize 1, a flow's queue is `hash mod queues` (spec §3: the first card).
+
+Deno.test("QueueSet runs a request at once when a seat is free, and frees the seat on finish", () => {
+  const { qs } = makeSet(queuing(1, 4, 2, 1));
+  const r = qs.startRequest({ hash: 1n });
+  assert.equal(r.decision, "execute");
+  assert.equal(qs.seatsInUse, 1);
+  assert.equal(qs.executingRequests, 1);
+  assert.equal(qs.isIdle, false);
+  assert.equal(r.finish(), true);
+  assert.equal(qs.seatsInUse, 0);
+  assert.equal(qs.isIdle, true);
+  assert.equal(r.done, true);
+});
+
+Deno.test("k8s TestContextCancel: a waiting request is cancelled by its signal, exactly when aborted", async () => {
+  const { qs, clock } = makeSet(queuing(1, 11, 11, 1));
+  const first = qs.startRequest({ hash: 1n });
+  assert.equal(first.decision, "execute");
+  const controller = new AbortController();
+  const second = qs.startRequest({ hash: 2n, signal: controller.signal });
+  assert.equal(second.decision, null);
+  assert.equal(qs.waitingRequests, 1);
+  clock.setTimer(1000, () => controller.abort());
+  clock.advance(1000);
+  assert.equal(await second.wait(), "cancelled");
+  assert.equal(second.done, true);
+  assert.equal(qs.waitingRequests, 0);
+  assert.equal(qs.snapshot().rejected.cancelled, 1);
+  // Finishing the cancelled request changes nothing; the first still holds its seat.
+  assert.equal(second.finish(), false);
+  assert.equal(qs.seatsInUse, 1);
+  assert.equal(first.finish(), true);
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("k8s TestTotalRequestsExecutingWithPanic: a throwing handler still gives its seat back", () => {
+  const { qs } = makeSet({ concurrencyLimit: 1, queuing: null });
+  const handler = () => {
+    using r = qs.startRequest();
+    assert.equal(r.decision, "execute");
+    assert.equal(qs.executingRequests, 1);
+    throw new Error("handler failed");
+  };
+  assert.equal(qs.executingRequests, 0);
+  assert.throws(handler, /handler failed/);
+  assert.equal(qs.executingRequests, 0);
+  assert.equal(qs.seatsInUse, 0);
+});
+
+Deno.test("k8s TestFinishRequestLocked: seats go back after the additional latency, requests at once", () => {
+  const { qs, clock } = makeSet(queuing(20, 1, 10, 1), { estimatedServiceDurationMs: 1000 });
+  const lingering = qs.startRequest({
+    work: { initialSeats: 1, finalSeats: 10, additionalLatencyMs: 60_000 },
+  });
+  const plain = qs.startRequest({ work: { initialSeats: 10, finalSeats: 0 } });
+  assert.equal(qs.seatsInUse, 20);
+  assert.equal(qs.executingRequests, 2);
+  plain.finish();
+  assert.equal(qs.executingRequests, 1);
+  assert.equal(qs.seatsInUse, 10);
+  lingering.finish();
+  assert.equal(qs.executingRequests, 0);
+  assert.equal(qs.isIdle, true, "lingering seats do not make the set busy");
+  assert.equal(qs.seatsInUse, 10);
+  assert.equal(qs.snapshot().queues[0]!.seatsInUse, 10);
+  clock.advance(59_999);
+  assert.equal(qs.seatsInUse, 10);
+  clock.advance(1);
+  assert.equal(qs.seatsInUse, 0);
+  assert.equal(qs.snapshot().queues[0]!.seatsInUse, 0);
+});
+
+Deno.test("k8s TestRequestSeats: a request holds max(initial, final) seats", () => {
+  for (const [initialSeats, finalSeats] of [[3, 3], [1, 3], [3, 1]] as const) {
+    const { qs } = makeSet(queuing(10, 1, 1, 1));
+    qs.startRequest({ work: { initialSeats, finalSeats, additionalLatencyMs: 1 } });
+    assert.equal(qs.seatsInUse, 3);
+  }
+});
+
+Deno.test("QueueSet dispatches in virtual-finish order: the less-served queue goes first", () => {
+  const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
+  const log = new DecisionLog();
+  const a = qs.startRequest({ hash: 0n, onDecision: log.note("a") });
+  const a2 = qs.startRequest({ hash: 0n, onDecision: log.note("a2") });
+  const b = qs.startRequest({ hash: 1n, onDecision: log.note("b") });
+  assert.deepEqual(log.events, ["a:execute"]);
+  clock.advance(1000);
+  a.finish();
+  // Queue 0 was charged for a's second; queue 1's head finishes earlier in virtual time.
+  assert.deepEqual(log.events, ["a:execute", "b:execute"]);
+  assert.equal(qs.snapshot().robinIndex, 1);
+  b.finish();
+  assert.equal(a2.decision, "execute");
+  a2.finish();
+});
+
+Deno.test("QueueSet breaks virtual-finish ties round robin, starting after the last queue served", () => {
+  const { qs } = makeSet(queuing(1, 3, 10, 1));
+  const log = new DecisionLog();
+  const x = qs.startRequest({ hash: 2n, onDecision: log.note("x") });
+  assert.equal(qs.snapshot().robinIndex, 2);
+  // Same instant, same work: q1 and q0 tie; the scan starts at (2 + 1) mod 3 = 0.
+  const b = qs.startRequest({ hash: 1n, onDecision: log.note("b") });
+  const a = qs.startRequest({ hash: 0n, onDecision: log.note("a") });
+  x.finish();
+  assert.deepEqual(log.events, ["x:execute", "a:execute"]);
+  a.finish();
+  b.finish();
+});
+
+Deno.test("k8s TestFindDispatchQueueLocked 4-5: head-of-line blocking waits for the chosen head", () => {
+  // CL 50; 26 one-seat requests of queue 0 execute, so queue 0 is ahead in virtual time.
+  const { qs } = makeSet(queuing(50, 2, 10, 1));
+  const running = Array.from({ length: 26 }, () => qs.startRequest({ hash: 0n }));
+  assert.equal(qs.seatsInUse, 26);
+  const wide = qs.startRequest({ hash: 1n, work: { initialSeats: 25 } });
+  const narrow = qs.startRequest({ hash: 0n, work: { initialSeats: 10 } });
+  // The 25-seat head has the least virtual finish but does not fit (26 + 25 > 50);
+  // the 10-seat one would fit and still must wait.
+  assert.equal(wide.decision, null);
+  assert.equal(narrow.decision, null);
+  const robin = qs.snapshot().robinIndex;
+  running.pop()!.finish();
+  assert.equal(qs.seatsInUse, 50);
+  assert.equal(wide.decision, "execute");
+  assert.equal(narrow.decision, null);
+  assert.notEqual(robin, qs.snapshot().robinIndex);
+  assert.equal(qs.snapshot().robinIndex, 1);
+  for (const r of running) r.finish();
+  wide.finish();
+  assert.equal(narrow.decision, "execute");
+  narrow.finish();
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("KEP-1040 Queuing: reject only when no seat is free and the chosen queue is full", () => {
+  const { qs } = makeSet(queuing(3, 2, 1, 1));
+  const x = qs.startRequest({ hash: 0n, work: { initialSeats: 2 } });
+  // A seat is free (2 < 3): requests queue even beyond the length limit.
+  const waiting = [1, 2, 3].map(() => qs.startRequest({ hash: 0n, work: { initialSeats: 2 } }));
+  assert.deepEqual(waiting.map((r) => r.decision), [null, null, null]);
+  assert.equal(qs.snapshot().queues[0]!.waitingRequests, 3);
+  const y = qs.startRequest({ hash: 1n });
+  assert.equal(y.decision, "execute");
+  assert.equal(qs.seatsInUse, 3);
+  // No seat free: a full queue rejects, a queue with room still takes the request.
+  const z = qs.startRequest({ hash: 0n });
+  assert.equal(z.decision, "queue-full");
+  assert.equal(z.done, true);
+  const w = qs.startRequest({ hash: 1n });
+  assert.equal(w.decision, null);
+  assert.equal(qs.startRequest({ hash: 1n }).decision, "queue-full");
+  assert.equal(qs.snapshot().rejected["queue-full"], 2);
+  x.finish();
+  y.finish();
+  for (const r of [...waiting, w]) {
+    assert.equal(r.decision, "execute");
+    r.finish();
+  }
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("a level without queuing runs what fits and rejects the rest with concurrency-limit", () => {
+  const { qs } = makeSet({ concurrencyLimit: 2, queuing: null });
+  const a = qs.startRequest();
+  const b = qs.startRequest();
+  const c = qs.startRequest();
+  assert.deepEqual([a.decision, b.decision, c.decision], [
+    "execute",
+    "execute",
+    "concurrency-limit",
+  ]);
+  a.finish();
+  assert.equal(qs.startRequest().decision, "execute");
+  // A request wider than the limit runs when nothing executes.
+  const { qs: empty } = makeSet({ concurrencyLimit: 1, queuing: null });
+  assert.equal(empty.startRequest({ work: { initialSeats: 5 } }).decision, "execute");
+  assert.equal(empty.seatsInUse, 5);
+  assert.equal(empty.startRequest({ work: { initialSeats: 5 } }).decision, "concurrency-limit");
+});
+
+Deno.test("an exempt set never queues or rejects, and still counts seats and demand", () => {
+  const { qs, clock } = makeSet({ type: "Exempt" });
+  const rs = Array.from({ length: 100 }, () => qs.startRequest({ work: { initialSeats: 3 } }));
+  assert.ok(rs.every((r) => r.decision === "execute"));
+  assert.equal(qs.seatsInUse, 300);
+  clock.advance(1000);
+  for (const r of rs) r.finish();
+  clock.advance(1000);
+  const demand = qs.seatDemand();
+  assert.equal(demand.average, 150);
+  assert.equal(demand.max, 300);
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("a too-wide request runs only when nothing executes, even while seats linger", () => {
+  const { qs, clock } = makeSet(queuing(2, 1, 10, 1));
+  const lingerer = qs.startRequest({
+    work: { initialSeats: 1, finalSeats: 1, additionalLatencyMs: 500 },
+  });
+  const wide = qs.startRequest({ work: { initialSeats: 3 } });
+  assert.equal(wide.decision, null);
+  lingerer.finish();
+  // Nothing executes any more (the lingering seat does not count as executing).
+  assert.equal(wide.decision, "execute");
+  assert.equal(qs.seatsInUse, 4);
+  const small = qs.startRequest();
+  assert.equal(small.decision, null, "nothing else starts while over the limit");
+  clock.advance(500);
+  assert.equal(qs.seatsInUse, 3);
+  wide.finish();
+  assert.equal(small.decision, "execute");
+  small.finish();
+});
+
+Deno.test("final seats above the limit are capped at dispatch with their work preserved", () => {
+  const { qs, clock } = makeSet(queuing(2, 1, 10, 1));
+  const r = qs.startRequest({ work: { initialSeats: 1, finalSeats: 5, additionalLatencyMs: 100 } });
+  assert.equal(r.decision, "execute");
+  assert.equal(r.finalSeats, 2);
+  assert.equal(r.additionalLatencyMs, 250);
+  assert.equal(qs.seatsInUse, 2);
+  r.finish();
+  clock.advance(249.999);
+  assert.equal(qs.seatsInUse, 2);
+  clock.advance(0.001);
+  assert.equal(qs.seatsInUse, 0);
+});
+
+Deno.test("lingering final seats hold back waiting requests until released", () => {
+  const { qs, clock } = makeSet(queuing(1, 1, 10, 1));
+  const log = new DecisionLog();
+  const a = qs.startRequest({ work: { finalSeats: 1, additionalLatencyMs: 1000 } });
+  const b = qs.startRequest({ onDecision: log.note("b") });
+  clock.advance(10);
+  a.finish();
+  assert.equal(b.decision, null);
+  clock.advance(999);
+  assert.deepEqual(log.events, []);
+  clock.advance(1);
+  assert.deepEqual(log.events, ["b:execute"]);
+  assert.equal(b.startMs, 1010);
+  b.finish();
+});
+
+Deno.test("virtual time advances at min(seat demand, limit) / active queues", () => {
+  const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
+  const a = qs.startRequest({ hash: 0n });
+  clock.advance(1000);
+  assert.equal(qs.snapshot().currentR, 1);
+  const b = qs.startRequest({ hash: 1n });
+  clock.advance(1000);
+  // Two active queues share one seat: R gains half a seat-second per second.
+  assert.equal(qs.snapshot().currentR, 1.5);
+  a.finish();
+  // Finishing corrects queue 0 by the actual execution time: G + (2 s − G) = 2 seat-seconds.
+  assert.equal(qs.snapshot().queues[0]!.nextDispatchR, 2);
+  clock.advance(1000);
+  b.finish();
+  assert.equal(qs.snapshot().currentR, 2.5);
+  clock.advance(1000);
+  assert.equal(qs.snapshot().currentR, 2.5, "R stands still when no queue is active");
+});
+
+Deno.test("anti-windup: a queue's virtual start never falls behind its head's arrival", () => {
+  const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
+  const a = qs.startRequest({ hash: 0n });
+  clock.advance(1);
+  a.finish(); // queue 0 used 1 ms, far less than its share
+  const hold = qs.startRequest({ hash: 1n });
+  clock.advance(10_000);
+  const late = qs.startRequest({ hash: 0n });
+  const snap = qs.snapshot();
+  assert.ok(snap.queues[0]!.nextDispatchR >= snap.currentR);
+  hold.finish();
+  late.finish();
+});
+
+Deno.test("the executionMs option charges the given time instead of the clock's", () => {
+  const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
+  const a = qs.startRequest({ hash: 0n });
+  clock.advance(1000);
+  a.finish({ executionMs: 250 });
+  assert.equal(qs.snapshot().queues[0]!.nextDispatchR, 0.25);
+  const b = qs.startRequest({ hash: 0n });
+  assert.throws(() => b.finish({ executionMs: -1 }), /executionMs must be a finite number >= 0/);
+  assert.equal(qs.executingRequests, 1, "a refused finish changes nothing");
+  b.finish();
+});
+
+Deno.test("seats are released exactly once: finish twice, finish after rejection, dispose", () => {
+  const { qs } = makeSet(queuing(1, 1, 0, 1));
+  const a = qs.startRequest();
+  assert.equal(a.finish(), true);
+  assert.equal(a.finish(), false);
+  assert.equal(qs.seatsInUse, 0);
+  const b = qs.startRequest();
+  const c = qs.startRequest(); // no queue room and no seat: rejected
+  assert.equal(c.decision, "queue-full");
+  assert.equal(c.finish(), false);
+  assert.equal(c.cancel(), false);
+  b[Symbol.dispose]();
+  b[Symbol.dispose]();
+  assert.equal(qs.seatsInUse, 0);
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("finish or cancel on a waiting request rejects it with cancelled", async () => {
+  const { qs } = makeSet(queuing(1, 1, 5, 1));
+  const a = qs.startRequest();
+  const b = qs.startRequest();
+  const c = qs.startRequest();
+  assert.equal(b.finish(), false);
+  assert.equal(await b.wait(), "cancelled");
+  assert.equal(c.cancel(), true);
+  assert.equal(c.cancel(), false);
+  assert.equal(qs.waitingRequests, 0);
+  assert.equal(qs.snapshot().rejected.cancelled, 2);
+  a.finish();
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("an already-aborted signal rejects at once; an abort after dispatch changes nothing", () => {
+  const { qs } = makeSet(queuing(1, 1, 5, 1));
+  const aborted = AbortSignal.abort();
+  assert.equal(qs.startRequest({ signal: aborted }).decision, "cancelled");
+  assert.equal(qs.seatsInUse, 0);
+  const controller = new AbortController();
+  const r = qs.startRequest({ signal: controller.signal });
+  controller.abort();
+  assert.equal(r.decision, "execute");
+  assert.equal(qs.seatsInUse, 1);
+  r.finish();
+});
+
+Deno.test("a request's wait limit rejects it with time-out at its deadline, not before", () => {
+  const { qs, clock } = makeSet(queuing(1, 1, 5, 1));
+  const log = new DecisionLog();
+  const a = qs.startRequest();
+  const b = qs.startRequest({ waitLimitMs: 100, onDecision: log.note("b") });
+  const c = qs.startRequest({ waitLimitMs: 0 });
+  assert.equal(c.decision, "time-out", "a limit of 0 rejects a request that cannot start now");
+  clock.advance(99.999);
+  assert.deepEqual(log.events, []);
+  clock.advance(0.001);
+  assert.deepEqual(log.events, ["b:time-out"]);
+  assert.equal(qs.waitingRequests, 0);
+  assert.equal(qs.snapshot().rejected["time-out"], 2);
+  // A request dispatched in time leaves no timer behind.
+  const d = qs.startRequest({ waitLimitMs: 100 });
+  a.finish();
+  assert.equal(d.decision, "execute");
+  assert.equal(clock.pendingTimers, 0);
+  d.finish();
+});
+
+Deno.test("k8s ≤ 1.27 RequestWaitLimit: expired requests leave only when someone joins their queue", () => {
+  const { qs, clock } = makeSet({ ...queuing(1, 2, 5, 1), requestWaitLimitMs: 100 });
+  const a = qs.startRequest({ hash: 0n });
+  const b = qs.startRequest({ hash: 0n });
+  clock.advance(100);
+  qs.startRequest({ hash: 1n }).cancel();
+  assert.equal(b.decision, null, "another queue's arrival does not expire it");
+  const c = qs.startRequest({ hash: 0n });
+  assert.equal(b.decision, null, "waited exactly the limit: not yet expired");
+  clock.advance(0.001);
+  const d = qs.startRequest({ hash: 0n });
+  assert.equal(b.decision, "time-out");
+  assert.equal(c.decision, null, "c arrived 0.001 ms ago");
+  assert.equal(d.decision, null);
+  a.finish();
+  assert.equal(c.decision, "execute");
+  c.finish();
+  d.finish();
+});
+
+Deno.test("onDecision runs once per request, after the set is consistent, and may re-enter it", () => {
+  const { qs } = makeSet(queuing(1, 1, 10, 1));
+  const order: string[] = [];
+  const first = qs.startRequest({ onDecision: () => order.push("first") });
+  const chained = qs.startRequest({
+    onDecision: (r) => {
+      order.push(`chained:${r.decision}`);
+      assert.equal(qs.executingRequests, 1);
+      r.finish(); // re-entrant: finishes at once and lets the next one run
+    },
+  });
+  const last = qs.startRequest({ onDecision: (r) => order.push(`last:${r.decision}`) });
+  first.finish();
+  assert.deepEqual(order, ["first", "chained:execute", "last:execute"]);
+  assert.equal(chained.done, true);
+  last.finish();
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("QueueSet refuses bad requests with a clear error and changes nothing", () => {
+  const { qs } = makeSet(queuing(1, 4, 5, 2));
+  const before = qs.snapshot();
+  const bad: [unknown, RegExp][] = [
+    [{ work: { initialSeats: 0 } }, /work.initialSeats must be an integer >= 1, got 0/],
+    [{ work: { initialSeats: 1.5 } }, /work.initialSeats must be an integer >= 1, got 1.5/],
+    [{ work: { finalSeats: -1 } }, /work.finalSeats must be an integer >= 0, got -1/],
+    [{ work: { additionalLatencyMs: NaN } }, /additionalLatencyMs must be a finite number >= 0/],
+    [{ hash: -1n }, /hash must be an unsigned 64-bit bigint, got -1/],
+    [{ hash: 1n << 64n }, /hash must be an unsigned 64-bit bigint/],
+    [{ hash: 5 }, /hash must be an unsigned 64-bit bigint, got 5/],
+    [{ waitLimitMs: -5 }, /waitLimitMs must be a number >= 0, got -5/],
+    [{ signal: {} }, /signal must be an AbortSignal/],
+  ];
+  for (const [init, message] of bad) {
+    assert.throws(() => qs.startRequest(init as never), message);
+  }
+  assert.deepEqual(qs.snapshot(), before);
+});
+
+Deno.test("QueueSet refuses bad configurations naming the field, and keeps the old one", () => {
+  const bad: [unknown, RegExp][] = [
+    [null, /config must be an object, got null/],
+    [{ type: "Fast", concurrencyLimit: 1, queuing: null }, /type must be "Limited" or "Exempt"/],
+    [{ concurrencyLimit: -1, queuing: null }, /concurrencyLimit must be an integer >= 0, got -1/],
+    [{ concurrencyLimit: 1 }, /queuing is required/],
+    [queuing(1, 0, 1, 1), /queuing.queues must be an integer >= 1, got 0/],
+    [queuing(1, 4, -1, 1), /queuing.queueLengthLimit must be an integer >= 0, got -1/],
+    [queuing(1, 4, 1, 5), /queuing: handSize 5 is greater than deckSize 4/],
+    [
+      queuing(1, 512, 1, 8),
+      /required entropy bits of deckSize 512 and handSize 8 is greater than 60/,
+    ],
+    [
+      { ...queuing(1, 4, 1, 1), requestWaitLimitMs: -1 },
+      /requestWaitLimitMs must be null or a finite/,
+    ],
+  ];
+  const { qs } = makeSet(queuing(3, 4, 5, 2), { name: "pl" });
+  for (const [config, message] of bad) {
+    assert.throws(() => new QueueSet(config as never), message);
+    assert.throws(() => qs.configure(config as never), /Cannot configure queue set "pl"/);
+  }
+  assert.equal(qs.concurrencyLimit, 3);
+  assert.equal(qs.snapshot().queues.length, 4);
+  assert.throws(() => qs.setConcurrencyLimit(1.5), /must be an integer >= 0, got 1.5/);
+  assert.throws(
+    () => new QueueSet(queuing(1, 1, 1, 1), { estimatedServiceDurationMs: 0 }),
+    /estimatedServiceDurationMs must be finite and > 0, got 0/,
+  );
+});
+
+Deno.test("shuffle sharding picks the hand's queue with least waiting work, rotating the start", () => {
+  // CL 0: nothing dispatches, so the queues only fill.
+  const { qs } = makeSet(queuing(0, 8, 100, 2));
+  const hash = 12345n;
+  const [h0, h1] = new Dealer(8, 2).dealIntoHand(hash);
+  const place = (work?: { initialSeats: number }) => {
+    const r = qs.startRequest(work ? { hash, work } : { hash });
+    return r.queueIndex === h0 ? "h0" : r.queueIndex === h1 ? "h1" : "?";
+  };
+  // enqueues 0, offset 0: tie, first visited (h0). enqueues 1, offset 1: h1 has less work.
+  // enqueues 2, offset 0: tie again, h0. enqueues 3, offset 1: h1 has less, takes 50 seats.
+  // Then h0 has less waiting work (seat-seconds, not request count) twice.
+  const placed = [place(), place(), place(), place({ initialSeats: 50 }), place(), place()];
+  assert.deepEqual(placed, ["h0", "h1", "h0", "h1", "h0", "h0"]);
+  const waiting = qs.snapshot().queues.map((q) => q.waitingRequests);
+  assert.equal(waiting[h0!], 4);
+  assert.equal(waiting[h1!], 2);
+});
+
+Deno.test("a limit of 0 never dispatches queued requests; they leave by deadline or signal", () => {
+  const { qs, clock } = makeSet(queuing(0, 2, 5, 1));
+  const r = qs.startRequest({ waitLimitMs: 10_000 });
+  assert.equal(r.decision, null);
+  clock.advance(10_000);
+  assert.equal(r.decision, "time-out");
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("raising the limit dispatches waiting requests at once", () => {
+  const { qs } = makeSet(queuing(1, 2, 5, 1));
+  const rs = [0n, 1n, 0n].map((hash) => qs.startRequest({ hash }));
+  assert.deepEqual(rs.map((r) => r.decision), ["execute", null, null]);
+  qs.setConcurrencyLimit(3);
+  assert.deepEqual(rs.map((r) => r.decision), ["execute", "execute", "execute"]);
+  qs.setConcurrencyLimit(1);
+  for (const r of rs) r.finish();
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("KEP-1040 config changes: surplus queues drain and disappear; new queues appear at once", () => {
+  const { qs } = makeSet(queuing(1, 4, 5, 1));
+  const rs = [0n, 1n, 2n, 3n].map((hash) => qs.startRequest({ hash }));
+  qs.configure(queuing(1, 2, 5, 1));
+  assert.equal(qs.snapshot().queues.length, 4, "queues with requests are kept");
+  // Dispatch still serves the surplus queues.
+  rs[0]!.finish();
+  assert.equal(qs.snapshot().queues.length, 3, "queue 0 went when its request finished");
+  for (const r of rs.slice(1)) {
+    assert.equal(r.decision, "execute");
+    r.finish();
+  }
+  assert.equal(qs.snapshot().queues.length, 2);
+  assert.ok(qs.snapshot().queues.every((q, i) => q.index === i));
+  qs.configure(queuing(1, 6, 5, 1));
+  assert.equal(qs.snapshot().queues.length, 6);
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("a level switched to rejecting drains its queues and rejects new arrivals that do not fit", () => {
+  const { qs } = makeSet(queuing(1, 2, 5, 1));
+  const a = qs.startRequest({ hash: 0n });
+  const b = qs.startRequest({ hash: 1n });
+  qs.configure({ concurrencyLimit: 1, queuing: null });
+  assert.equal(qs.startRequest().decision, "concurrency-limit");
+  a.finish();
+  assert.equal(b.decision, "execute", "the old queue still drains");
+  b.finish();
+  assert.equal(qs.snapshot().queues.length, 0, "and then disappears");
+  assert.equal(qs.startRequest().decision, "execute");
+});
+
+Deno.test("a level switched to exempt runs everything waiting at once", () => {
+  const { qs } = makeSet(queuing(1, 2, 5, 1));
+  const rs = [0n, 1n, 0n].map((hash) => qs.startRequest({ hash }));
+  qs.configure({ type: "Exempt" });
+  assert.ok(rs.every((r) => r.decision === "execute"));
+  for (const r of rs) r.finish();
+  assert.equal(qs.isIdle, true);
+});
+
+Deno.test("seat demand integrates seats in use plus seats waiting", () => {
+  const { qs, clock } = makeSet(queuing(2, 1, 5, 1));
+  const a = qs.startRequest({ work: { initialSeats: 1 } });
+  const b = qs.startRequest({ work: { initialSeats: 1, finalSeats: 2, additionalLatencyMs: 1 } });
+  clock.advance(1000); // demand 1 in use + 2 waiting
+  a.finish(); // b runs: demand 2
+  clock.advance(1000);
+  const window = qs.resetSeatDemand();
+  assert.equal(window.durationMs, 2000);
+  assert.equal(window.average, 2.5);
+  assert.equal(window.deviation, 0.5);
+  assert.equal(window.max, 3);
+  b.finish();
+  clock.advance(1);
+  assert.equal(qs.seatDemand().min, 0);
+});
+
+Deno.test("virtual time is rebased before it loses precision, keeping the dispatch order", () => {
+  // 1000 seats for 12,000 s push R past 2^50 units (about 1.13e7 seat-seconds).
+  const clock = new FakeEventClock();
+  const qs = new QueueSet(queuing(1000, 3, 10, 1), { clock });
+  const big = qs.startRequest({ hash: 0n, work: { initialSeats: 1000 } });
+  const log = new DecisionLog();
+  clock.advance(12_000_000);
+  qs.startRequest({ hash: 1n, onDecision: log.note("b") });
+  clock.advance(6_000_000);
+  qs.startRequest({ hash: 2n, onDecision: log.note("c") });
+  const before = qs.snapshot();
+  assert.ok(before.rebases >= 1, `rebases: ${before.rebases}`);
+  assert.ok(before.currentR < 2 ** 50 / 1e8);
+  big.finish();
+  assert.deepEqual(log.events, ["b:execute", "c:execute"]);
+});
+
+Deno.test("timers are shared: many deadlines keep one clock timer, none after they are gone", () => {
+  const { qs, clock } = makeSet(queuing(1, 4, 1000, 1));
+  const running = qs.startRequest();
+  const waiters = Array.from(
+    { length: 100 },
+    (_, i) => qs.startRequest({ hash: BigInt(i), waitLimitMs: 1000 + i }),
+  );
+  assert.equal(clock.pendingTimers, 1);
+  clock.advance(1049.5);
+  assert.equal(waiters.filter((r) => r.decision === "time-out").length, 50);
+  for (const r of waiters) r.cancel();
+  assert.equal(clock.pendingTimers, 0);
+  running.finish();
+});
