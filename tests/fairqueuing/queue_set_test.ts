@@ -346,6 +346,7 @@ Deno.test("a request's wait limit rejects it with time-out at its deadline, not 
   const log = new DecisionLog();
   const a = qs.startRequest();
   const b = qs.startRequest({ waitLimitMs: 100, onDecision: log.note("b") });
+  assert.equal(b.decision, null);
   const c = qs.startRequest({ waitLimitMs: 0 });
   assert.equal(c.decision, "time-out", "a limit of 0 rejects a request that cannot start now");
   clock.advance(99.999);
