@@ -112,9 +112,6 @@ export class FakeEventClock implements Clock {
     }
     const at = delayMs > 0 ? this.#now + delayMs : this.#now;
     if (at === Infinity) return { cancel() {} };
-    if (Number.isNaN(at)) {
-      throw new RangeError(`Cannot set a timer: delay must be a number, got ${delayMs}`);
-    }
     const timer = new FakeTimer(this, at, this.#seq++, callback);
     this.#push(timer);
     return timer;
@@ -174,6 +171,11 @@ export class FakeEventClock implements Clock {
    * which guards tests against timers that reschedule themselves forever.
    */
   runUntilIdle(limitMs = Infinity, maxCallbacks = 10_000_000): number {
+    if (Number.isNaN(limitMs) || !(maxCallbacks >= 0)) {
+      throw new RangeError(
+        `Cannot run the FakeEventClock until idle: limitMs must be a number and maxCallbacks >= 0, got ${limitMs} and ${maxCallbacks}`,
+      );
+    }
     let ran = 0;
     for (;;) {
       const next = this.#heap[0];

@@ -17,7 +17,8 @@ export const SEAT_SECONDS_SCALE = 1e8;
  * `Math.round` rounds halves up, so `-2.5` would become `-2`).
  */
 export function roundHalfAwayFromZero(x: number): number {
-  return x < 0 ? -Math.round(-x) : Math.round(x);
+  // `+ 0` turns the -0 of small negatives into 0.
+  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
 }
 
 /**

@@ -41,3 +41,15 @@ Deno.test("the start task's command prints the built-in configuration", async ()
     /^Priority levels \(server concurrency limit 600, shares 245, nominal sum 602\)/,
   );
 });
+
+Deno.test("the apf process simulates a scenario file and exits 1 on an invalid one", async () => {
+  const good =
+    new URL("../../examples/scenarios/uniform_handsize_1.json", import.meta.url).pathname;
+  const ok = await apf(TASK_PERMISSIONS, "simulate", good);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(JSON.parse(ok.stdout).name, "uniform-handsize-1");
+  const bad = new URL("./fixtures/bad_scenario.json", import.meta.url).pathname;
+  const invalid = await apf(TASK_PERMISSIONS, "simulate", bad);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /clients\[0\]\.threads: must be an integer >= 1, got 0/);
+});
