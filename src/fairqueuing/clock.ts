@@ -9,6 +9,8 @@
  * @module
  */
 
+import { IndexedHeap } from "./_indexed_heap.ts";
+
 /** A pending timer; cancelling is idempotent and harmless after it fired. */
 export interface Timer {
   /** Prevents the callback from running, if it has not run yet. */
@@ -86,7 +88,7 @@ function earlier(a: FakeTimer, b: FakeTimer): boolean {
 export class FakeEventClock implements Clock {
   #now: number;
   #seq = 0;
-  #heap: FakeTimer[] = [];
+  #heap = new IndexedHeap<FakeTimer>(earlier);
 
   /** Creates a fake clock reading `startMs` (default 0). */
   constructor(startMs = 0) {
@@ -113,18 +115,18 @@ export class FakeEventClock implements Clock {
     const at = delayMs > 0 ? this.#now + delayMs : this.#now;
     if (at === Infinity) return { cancel() {} };
     const timer = new FakeTimer(this, at, this.#seq++, callback);
-    this.#push(timer);
+    this.#heap.push(timer);
     return timer;
   }
 
   /** Number of timers that have not fired and were not cancelled. */
   get pendingTimers(): number {
-    return this.#heap.length;
+    return this.#heap.size;
   }
 
   /** Due time of the earliest pending timer, or `undefined` when there is none. */
   nextTimerAt(): number | undefined {
-    return this.#heap[0]?.at;
+    return this.#heap.peek()?.at;
   }
 
   /**
@@ -149,15 +151,7 @@ export class FakeEventClock implements Clock {
     if (Number.isNaN(t) || t === Infinity) {
       throw new RangeError(`Cannot advance a FakeEventClock: target must be finite, got ${t}`);
     }
-    let ran = 0;
-    for (;;) {
-      const next = this.#heap[0];
-      if (next === undefined || next.at > t) break;
-      if (next.at > this.#now) this.#now = next.at;
-      this.#pop();
-      ran++;
-      next.callback();
-    }
+    const ran = this.#run(t, Infinity);
     if (t > this.#now) this.#now = t;
     return ran;
   }
@@ -176,17 +170,22 @@ export class FakeEventClock implements Clock {
         `Cannot run the FakeEventClock until idle: limitMs must be a number and maxCallbacks >= 0, got ${limitMs} and ${maxCallbacks}`,
       );
     }
+    return this.#run(limitMs, maxCallbacks);
+  }
+
+  /** Runs the timers due up to `limit`, earliest first; time follows each one. */
+  #run(limit: number, maxCallbacks: number): number {
     let ran = 0;
     for (;;) {
-      const next = this.#heap[0];
-      if (next === undefined || next.at > limitMs) return ran;
+      const next = this.#heap.peek();
+      if (next === undefined || next.at > limit) return ran;
       if (ran >= maxCallbacks) {
         throw new RangeError(
           `Cannot run the FakeEventClock until idle: still busy after ${maxCallbacks} callbacks at t=${this.#now}ms`,
         );
       }
       if (next.at > this.#now) this.#now = next.at;
-      this.#pop();
+      this.#heap.pop();
       ran++;
       next.callback();
     }
@@ -194,67 +193,6 @@ export class FakeEventClock implements Clock {
 
   /** Removes `timer` from the queue (used by {@linkcode Timer.cancel}). */
   cancelTimer(timer: Timer): void {
-    if (!(timer instanceof FakeTimer) || timer.owner !== this) return;
-    const i = timer.heapIndex;
-    if (i < 0) return;
-    const heap = this.#heap;
-    const last = heap.pop()!;
-    timer.heapIndex = -1;
-    if (last === timer) return;
-    heap[i] = last;
-    last.heapIndex = i;
-    this.#siftDown(i);
-    this.#siftUp(last.heapIndex);
-  }
-
-  #push(timer: FakeTimer): void {
-    timer.heapIndex = this.#heap.length;
-    this.#heap.push(timer);
-    this.#siftUp(timer.heapIndex);
-  }
-
-  #pop(): void {
-    const heap = this.#heap;
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    top.heapIndex = -1;
-    if (last !== top) {
-      heap[0] = last;
-      last.heapIndex = 0;
-      this.#siftDown(0);
-    }
-  }
-
-  #siftUp(i: number): void {
-    const heap = this.#heap;
-    const item = heap[i]!;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = heap[parent]!;
-      if (!earlier(item, p)) break;
-      heap[i] = p;
-      p.heapIndex = i;
-      i = parent;
-    }
-    heap[i] = item;
-    item.heapIndex = i;
-  }
-
-  #siftDown(i: number): void {
-    const heap = this.#heap;
-    const n = heap.length;
-    const item = heap[i]!;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && earlier(heap[child + 1]!, heap[child]!)) child++;
-      const c = heap[child]!;
-      if (!earlier(c, item)) break;
-      heap[i] = c;
-      c.heapIndex = i;
-      i = child;
-    }
-    heap[i] = item;
-    item.heapIndex = i;
+    if (timer instanceof FakeTimer && timer.owner === this) this.#heap.delete(timer);
   }
 }

@@ -58,7 +58,7 @@
  */
 
 import { DispatchTree } from "./_dispatch_tree.ts";
-import { DueHeap } from "./_due_heap.ts";
+import { IndexedHeap } from "./_indexed_heap.ts";
 import { Queue } from "./_queue.ts";
 import { DONE, EXECUTING, LINGERING, Req, type RequestOwner, WAITING } from "./_request.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
@@ -145,7 +145,8 @@ export class QueueSet {
     cancelled: 0,
   };
   #demand: Integrator;
-  #due = new DueHeap();
+  /** Waiting requests with a deadline and lingering ones, by `dueMs`. */
+  #due = new IndexedHeap<Req>((a, b) => a.dueMs < b.dueMs);
   #timer: Timer | null = null;
   #timerAt = Infinity;
   #decided: Req[] = [];
