@@ -100,9 +100,4 @@ export class Req implements QueueSetRequest {
   [Symbol.dispose](): void {
     this.finish();
   }
-
-  /** The abort listener: a request is its own listener, so listening costs no closure. */
-  handleEvent(): void {
-    if (this.phase === WAITING) this.owner.reject(this, "cancelled");
-  }
 }

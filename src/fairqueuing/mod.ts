@@ -32,6 +32,7 @@ export {
 export type {
   Decision,
   FinishOptions,
+  HashHalves,
   QueueSetConfig,
   QueueSetRequest,
   QueueSetSnapshot,

@@ -57,6 +57,7 @@
  * @module
  */
 
+import { AbortWatch } from "./_abort_watch.ts";
 import { DispatchTree } from "./_dispatch_tree.ts";
 import { IndexedHeap } from "./_indexed_heap.ts";
 import { Queue } from "./_queue.ts";
@@ -66,6 +67,7 @@ import { Integrator, type IntegratorResults } from "./integrator.ts";
 import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
 import { durationPerSeatMs, seatSecondsToFloat, seatsTimesDuration } from "./seat_seconds.ts";
 import type {
+  HashHalves,
   QueueSetConfig,
   QueueSetRequest,
   QueueSetSnapshot,
@@ -80,6 +82,14 @@ export const ESTIMATED_SERVICE_DURATION_MS = 3;
 export const REBASE_THRESHOLD = 2 ** 50;
 
 const MAX_UINT64 = (1n << 64n) - 1n;
+
+const isUint32 = (x: unknown): boolean => typeof x === "number" && x >>> 0 === x;
+
+function validHash(hash: unknown): hash is bigint | HashHalves {
+  if (typeof hash === "bigint") return hash >= 0n && hash <= MAX_UINT64;
+  return typeof hash === "object" && hash !== null &&
+    isUint32((hash as HashHalves).hi) && isUint32((hash as HashHalves).lo);
+}
 
 /** Options of a {@linkcode QueueSet}. */
 export interface QueueSetOptions {
@@ -149,6 +159,11 @@ export class QueueSet {
   #due = new IndexedHeap<Req>((a, b) => a.dueMs < b.dueMs);
   #timer: Timer | null = null;
   #timerAt = Infinity;
+  #signals = new AbortWatch((requests) => {
+    this.#syncTime();
+    for (const r of requests) if (r.phase === WAITING) this.#removeWaiting(r, "cancelled");
+    this.#afterOperation();
+  });
   #decided: Req[] = [];
   #notifying = false;
   #owner: RequestOwner;
@@ -237,9 +252,11 @@ export class QueueSet {
     const cfg = this.#cfg;
     const queuing = cfg.desiredQueues > 0;
     const hash = init.hash ?? 0n;
-    if (queuing && (typeof hash !== "bigint" || hash < 0n || hash > MAX_UINT64)) {
+    if (queuing && !validHash(hash)) {
       throw new RangeError(
-        `Cannot start a request: hash must be an unsigned 64-bit bigint, got ${String(hash)}`,
+        `Cannot start a request: hash must be an unsigned 64-bit bigint or { hi, lo } 32-bit halves, got ${
+          typeof hash === "object" ? JSON.stringify(hash) : String(hash)
+        }`,
       );
     }
     this.#syncTime();
@@ -382,10 +399,12 @@ export class QueueSet {
   // ---- arrival ----------------------------------------------------------
 
   /** Picks the queue of the hand with the least waiting work (spec §4.4 `shuffleShard`). */
-  #shuffleShard(hash: bigint): number {
+  #shuffleShard(hash: bigint | HashHalves): number {
     const dealer = this.#cfg.dealer!;
     const n = dealer.handSize;
-    const hand = dealer.dealIntoHand(hash, this.#hand);
+    const hand = typeof hash === "bigint"
+      ? dealer.dealIntoHand(hash, this.#hand)
+      : dealer.dealIntoHandFromHalves(hash.hi, hash.lo, this.#hand);
     const offset = this.#enqueues % n;
     this.#enqueues++;
     let best = -1, min = Infinity;
@@ -424,10 +443,7 @@ export class QueueSet {
       this.#due.push(r);
       this.#arm();
     }
-    if (signal !== null) {
-      r.signal = signal;
-      signal.addEventListener("abort", r);
-    }
+    if (signal !== null) this.#signals.watch(r, signal);
   }
 
   /** Kubernetes ≤ 1.27: reject the queue's requests that arrived before `arrivalLimit`. */
@@ -605,10 +621,7 @@ export class QueueSet {
         this.#timerAt = Infinity;
       }
     }
-    if (r.signal !== null) {
-      r.signal.removeEventListener("abort", r);
-      r.signal = null;
-    }
+    this.#signals.unwatch(r);
   }
 
   // ---- timers -----------------------------------------------------------

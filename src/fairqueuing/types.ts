@@ -50,14 +50,25 @@ export type RejectReason = "queue-full" | "concurrency-limit" | "time-out" | "ca
 /** The outcome of a request: it executes, or it is rejected for a reason. */
 export type Decision = "execute" | RejectReason;
 
+/**
+ * A 64-bit flow hash as two unsigned 32-bit halves, `hi · 2^32 + lo` (what
+ * `flowHashHalves` returns): the cheaper form, with no BigInt arithmetic.
+ */
+export interface HashHalves {
+  /** High 32 bits. */
+  hi: number;
+  /** Low 32 bits. */
+  lo: number;
+}
+
 /** What a request asks a queue set for. */
 export interface StartRequestInit {
   /**
    * The flow hash (unsigned 64-bit) choosing the request's queues by
-   * shuffle sharding; only read by sets with more than one queue, where it
-   * defaults to 0.
+   * shuffle sharding, as a bigint or as two 32-bit halves; only read by
+   * sets with more than one queue, where it defaults to 0.
    */
-  hash?: bigint;
+  hash?: bigint | HashHalves;
   /** Seats and additional latency (default: one seat, no additional latency). */
   work?: WorkEstimate;
   /** Aborting it while the request waits rejects the request with `cancelled`. */

@@ -139,9 +139,11 @@ Deno.test("QueueSet refuses bad requests with a clear error and changes nothing"
     [{ work: { initialSeats: 1.5 } }, /work.initialSeats must be an integer >= 1, got 1.5/],
     [{ work: { finalSeats: -1 } }, /work.finalSeats must be an integer >= 0, got -1/],
     [{ work: { additionalLatencyMs: NaN } }, /additionalLatencyMs must be a finite number >= 0/],
-    [{ hash: -1n }, /hash must be an unsigned 64-bit bigint, got -1/],
+    [{ hash: -1n }, /hash must be an unsigned 64-bit bigint or \{ hi, lo \} 32-bit halves, got -1/],
     [{ hash: 1n << 64n }, /hash must be an unsigned 64-bit bigint/],
-    [{ hash: 5 }, /hash must be an unsigned 64-bit bigint, got 5/],
+    [{ hash: 5 }, /hash must be an unsigned 64-bit bigint .*, got 5/],
+    [{ hash: { hi: 2 ** 32, lo: 0 } }, /got \{"hi":4294967296,"lo":0\}/],
+    [{ hash: { hi: 1 } }, /32-bit halves/],
     [{ waitLimitMs: -5 }, /waitLimitMs must be a number >= 0, got -5/],
     [{ signal: {} }, /signal must be an AbortSignal/],
   ];
@@ -257,4 +259,43 @@ Deno.test("timers are shared: many deadlines keep one clock timer, none after th
   for (const r of waiters) r.cancel();
   assert.equal(clock.pendingTimers, 0);
   running.finish();
+});
+
+Deno.test("a hash given as 32-bit halves deals the same queues as the bigint", () => {
+  // Same hand, same waiting work: the rotation alone decides, identically for both forms.
+  const bigint = makeSet(queuing(0, 64, 100, 4)).qs;
+  const halves = makeSet(queuing(0, 64, 100, 4)).qs;
+  for (const hash of [0n, 1n, 9876543210987654321n, 2n ** 64n - 1n]) {
+    const parts = { hi: Number(hash >> 32n), lo: Number(hash & 0xffffffffn) };
+    for (let i = 0; i < 6; i++) {
+      assert.equal(
+        bigint.startRequest({ hash }).queueIndex,
+        halves.startRequest({ hash: parts }).queueIndex,
+      );
+    }
+  }
+  assert.deepEqual(
+    bigint.snapshot().queues.map((q) => q.waitingRequests),
+    halves.snapshot().queues.map((q) => q.waitingRequests),
+  );
+});
+
+Deno.test("one signal shared by many waiting requests cancels just those still waiting", () => {
+  const { qs } = makeSet(queuing(2, 4, 1000, 1));
+  const shutdown = new AbortController();
+  const rs = Array.from(
+    { length: 500 },
+    (_, i) => qs.startRequest({ hash: BigInt(i), signal: shutdown.signal }),
+  );
+  assert.equal(qs.executingRequests, 2);
+  rs[0]!.finish(); // one more starts
+  rs[5]!.cancel(); // one leaves on its own
+  shutdown.abort();
+  const decisions = rs.map((r) => r.decision);
+  assert.equal(decisions.filter((d) => d === "execute").length, 3);
+  assert.equal(decisions.filter((d) => d === "cancelled").length, 497);
+  assert.equal(qs.waitingRequests, 0);
+  assert.equal(qs.executingRequests, 2, "executing requests are not touched by the abort");
+  for (const r of rs) r.finish();
+  assert.equal(qs.isIdle, true);
 });

@@ -327,4 +327,3 @@ Deno.test("virtual time is rebased before it loses precision, keeping the dispat
   big.finish();
   assert.deepEqual(log.events, ["b:execute", "c:execute"]);
 });
-
