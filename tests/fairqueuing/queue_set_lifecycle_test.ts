@@ -299,3 +299,35 @@ Deno.test("one signal shared by many waiting requests cancels just those still w
   for (const r of rs) r.finish();
   assert.equal(qs.isIdle, true);
 });
+
+Deno.test("a throwing onDecision is reported, and the set stays consistent", async () => {
+  const { qs } = makeSet(queuing(1, 1, 10, 1));
+  const reported: unknown[] = [];
+  const onError = (e: ErrorEvent) => {
+    e.preventDefault();
+    reported.push(e.error);
+  };
+  globalThis.addEventListener("error", onError);
+  try {
+    const a = qs.startRequest();
+    const b = qs.startRequest({
+      onDecision: () => {
+        throw new Error("callback bug");
+      },
+    });
+    const c = qs.startRequest();
+    a.finish();
+    assert.equal(b.decision, "execute");
+    assert.equal(qs.executingRequests, 1);
+    b.finish();
+    assert.equal(c.decision, "execute");
+    c.finish();
+    assert.equal(qs.isIdle, true);
+    await new Promise((resolve) => queueMicrotask(() => resolve(undefined)));
+    await Promise.resolve();
+    assert.equal(reported.length, 1);
+    assert.match(String(reported[0]), /callback bug/);
+  } finally {
+    globalThis.removeEventListener("error", onError);
+  }
+});
