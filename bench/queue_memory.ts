@@ -72,7 +72,11 @@ function measure<T>(
   // A fractional clock, then a minute of virtual time before measuring.
   const clock = new FakeEventClock(1_000.5);
   const qs = new QueueSet(
-    { concurrencyLimit: 1, queuing: { queues: 1, queueLengthLimit: 2_000_000, handSize: 1 } },
+    {
+      type: "Limited",
+      concurrencyLimit: 1,
+      queuing: { queues: 1, queueLengthLimit: 2_000_000, handSize: 1 },
+    },
     { clock },
   );
   const seat = qs.startRequest();
@@ -118,7 +122,7 @@ function fillAndCancel<T>(
 const N = 1_000_000;
 const N_SHARED_SIGNAL = 1_000_000;
 const N_OWN_SIGNAL = 200_000;
-const descriptor = { flowSchema: "global-default", user: "alice" };
+const descriptor = { flowSchema: "global-default", distinguisher: "alice" };
 const shared = new AbortController();
 
 const rows: Row[] = [

@@ -91,6 +91,7 @@ function saturatedCycle<R>(clock: FakeEventClock, driver: CycleDriver<R>): () =>
 const ours = QUEUE_COUNTS.map((queues) => {
   const clock = new FakeEventClock();
   const qs = new QueueSet({
+    type: "Limited",
     concurrencyLimit: CONCURRENCY_LIMIT,
     queuing: { queues, queueLengthLimit: 1_000_000, handSize: HAND_SIZE },
   }, { clock });

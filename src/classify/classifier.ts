@@ -13,7 +13,7 @@ import {
   type EffectiveFlowSchema,
   type EffectivePriorityLevel,
 } from "../config/mod.ts";
-import { flowHash } from "./flow_hash.ts";
+import { type FlowHash, flowHash } from "./flow_hash.ts";
 import type { UserInfo } from "./identity.ts";
 import {
   type CompiledFlowSchema,
@@ -31,8 +31,11 @@ export interface Classification {
   priorityLevel: EffectivePriorityLevel;
   /** The flow distinguisher (`""` unless the level queues with more than one queue). */
   distinguisher: string;
-  /** The unsigned 64-bit flow hash, for queuing levels with more than one queue; else `null`. */
-  flowHash: bigint | null;
+  /**
+   * The flow hash as 32-bit halves (cached: the same object for every request
+   * of a flow), for queuing levels with more than one queue; else `null`.
+   */
+  flowHash: FlowHash | null;
   /** The rule that matched, or `null` when the request fell through to `catch-all`. */
   match: RuleMatch | null;
 }
@@ -46,7 +49,7 @@ interface Entry {
   level: EffectivePriorityLevel;
   /** Whether the level needs a flow hash: Limited, Queue, queues > 1. */
   hashed: boolean;
-  flows: Map<string, bigint>;
+  flows: Map<string, FlowHash>;
 }
 
 /**
@@ -79,8 +82,7 @@ export class Classifier {
         compiled: compileFlowSchema(schema.object),
         schema,
         level,
-        hashed: level.type === "Limited" && level.limitResponse === "Queue" &&
-          (level.queues ?? 0) > 1,
+        hashed: level.type === "Limited" && (level.queuing?.queues ?? 0) > 1,
         flows: new Map(),
       };
     });
@@ -118,7 +120,7 @@ export class Classifier {
       : "";
     let hash = entry.flows.get(distinguisher);
     if (hash === undefined) {
-      hash = flowHash(entry.schema.name, distinguisher);
+      hash = Object.freeze(flowHash(entry.schema.name, distinguisher));
       if (entry.flows.size >= FLOW_CACHE_LIMIT) entry.flows.clear();
       entry.flows.set(distinguisher, hash);
     }

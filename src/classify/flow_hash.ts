@@ -1,6 +1,9 @@
 /**
  * The flow hash (spec §2.5): the first 8 bytes, little-endian, of
- * SHA-256(fsName ‖ 0x00 ‖ distinguisher), as an unsigned 64-bit integer.
+ * SHA-256(fsName ‖ 0x00 ‖ distinguisher), as an unsigned 64-bit integer,
+ * held as two unsigned 32-bit halves ({@linkcode FlowHash}): what the
+ * classifier caches, the queue set deals from, and wires and dumps carry
+ * (JSON `{ "hi": …, "lo": … }`, or the decimal string of the whole value).
  *
  * SHA-256 comes from `npm:@noble/hashes`, which is synchronous and runs on
  * Deno, Node and Workers alike; Web Crypto's `digest` is async only, which
@@ -11,27 +14,23 @@
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
+import type { FlowHash } from "../fairqueuing/types.ts";
+
+export type { FlowHash };
 
 const encoder = new TextEncoder();
-
-/** A 64-bit flow hash as two unsigned 32-bit halves (exact in JS numbers). */
-export interface FlowHash {
-  /** High 32 bits. */
-  hi: number;
-  /** Low 32 bits. */
-  lo: number;
-}
+const MAX_UINT64 = (1n << 64n) - 1n;
 
 /**
- * Hashes a flow to its two 32-bit halves.
+ * Hashes a flow: the FlowSchema's name and the flow distinguisher.
  *
  * @example
  * ```ts
- * import { flowHashHalves } from "@apf/edge";
- * flowHashHalves("global-default", "alice"); // { hi: 0xf4de3bd4, lo: 0x2ccdf6b7 }
+ * import { flowHash } from "@apf/edge";
+ * flowHash("global-default", "alice"); // { hi: 0xf4de3bd4, lo: 0x2ccdf6b7 }
  * ```
  */
-export function flowHashHalves(flowSchemaName: string, distinguisher: string): FlowHash {
+export function flowHash(flowSchemaName: string, distinguisher: string): FlowHash {
   const fs = encoder.encode(flowSchemaName);
   const d = encoder.encode(distinguisher);
   const input = new Uint8Array(fs.length + 1 + d.length);
@@ -42,12 +41,62 @@ export function flowHashHalves(flowSchemaName: string, distinguisher: string): F
   return { lo: view.getUint32(0, true), hi: view.getUint32(4, true) };
 }
 
-/** The flow hash as an unsigned 64-bit bigint. */
-export function flowHash(flowSchemaName: string, distinguisher: string): bigint {
-  return toBigInt(flowHashHalves(flowSchemaName, distinguisher));
+/**
+ * The flow hash as an unsigned 64-bit bigint.
+ *
+ * @example
+ * ```ts
+ * import { flowHashToBigInt } from "@apf/edge";
+ * flowHashToBigInt({ hi: 1, lo: 2 }); // 4294967298n
+ * ```
+ */
+export function flowHashToBigInt(hash: FlowHash): bigint {
+  return (BigInt(hash.hi) << 32n) | BigInt(hash.lo);
 }
 
-/** Joins the two halves into one unsigned 64-bit bigint. */
-export function toBigInt(hash: FlowHash): bigint {
-  return (BigInt(hash.hi) << 32n) | BigInt(hash.lo);
+/**
+ * The flow hash as a decimal string (its JSON form in `apf classify`).
+ *
+ * @example
+ * ```ts
+ * import { flowHashToString } from "@apf/edge";
+ * flowHashToString({ hi: 0, lo: 7 }); // "7"
+ * ```
+ */
+export function flowHashToString(hash: FlowHash): string {
+  return flowHashToBigInt(hash).toString();
+}
+
+/**
+ * Reads a flow hash from its JSON forms: `{ hi, lo }` halves, a decimal
+ * string, a bigint, or a safe integer.
+ *
+ * @throws {RangeError} naming the value received when it is not an unsigned 64-bit value.
+ * @example
+ * ```ts
+ * import { parseFlowHash } from "@apf/edge";
+ * parseFlowHash("4294967298"); // { hi: 1, lo: 2 }
+ * ```
+ */
+export function parseFlowHash(value: unknown): FlowHash {
+  if (typeof value === "object" && value !== null) {
+    const { hi, lo } = value as Partial<FlowHash>;
+    if (isUint32(hi) && isUint32(lo)) return { hi, lo };
+  } else if (typeof value === "bigint" && value >= 0n && value <= MAX_UINT64) {
+    return { hi: Number(value >> 32n), lo: Number(value & 0xffffffffn) };
+  } else if (typeof value === "string" && /^(0|[1-9][0-9]{0,19})$/.test(value)) {
+    const n = BigInt(value);
+    if (n <= MAX_UINT64) return parseFlowHash(n);
+  } else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    return parseFlowHash(BigInt(value));
+  }
+  throw new RangeError(
+    `Cannot read a flow hash: expected { hi, lo } unsigned 32-bit halves or an unsigned 64-bit decimal string, got ${
+      typeof value === "bigint" ? `${value}n` : JSON.stringify(value) ?? String(value)
+    }`,
+  );
+}
+
+function isUint32(x: unknown): x is number {
+  return typeof x === "number" && x >>> 0 === x;
 }

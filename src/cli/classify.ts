@@ -6,6 +6,7 @@
  */
 
 import { type Classification, Classifier } from "../classify/classifier.ts";
+import { flowHashToString } from "../classify/flow_hash.ts";
 import { normalizeUser } from "../classify/identity.ts";
 import type { RuleMatch } from "../classify/matching.ts";
 import { type RequestInfo, RequestInfoResolver } from "../classify/request_info.ts";
@@ -120,15 +121,15 @@ export async function classifyCommand(args: readonly string[], io: CliIO): Promi
         const level = c.priorityLevel;
         let dealer = dealers.get(level);
         if (dealer === undefined) {
-          dealers.set(level, dealer = new Dealer(level.queues!, level.handSize!));
+          dealers.set(level, dealer = new Dealer(level.queuing!.queues, level.queuing!.handSize));
         }
-        hand = Array.from(dealer.dealIntoHand(c.flowHash));
+        hand = Array.from(dealer.dealIntoHandFromHalves(c.flowHash.hi, c.flowHash.lo));
       }
       out = {
         flowSchema: c.flowSchema.name,
         priorityLevel: c.priorityLevel.name,
         distinguisher: c.distinguisher,
-        flowHash: c.flowHash === null ? null : c.flowHash.toString(),
+        flowHash: c.flowHash === null ? null : flowHashToString(c.flowHash),
         hand,
         requestInfo: ri,
       };

@@ -24,24 +24,24 @@ import type {
   LimitResponseType,
   PriorityLevelConfiguration,
   PriorityLevelType,
+  QueuingConfiguration,
 } from "./types.ts";
+import { objectUid } from "./uid.ts";
 
 /** A priority level with its computed limits. */
 export interface EffectivePriorityLevel extends LevelLimits {
   /** The level's name. */
   name: string;
+  /** The object's `metadata.uid`, or one derived from its name (see {@linkcode objectUid}). */
+  uid: string;
   /** `Exempt` or `Limited`. */
   type: PriorityLevelType;
   /** For Limited levels: `Queue` or `Reject`. */
   limitResponse?: LimitResponseType;
   /** Current concurrency limit after the first borrowing allocation, with zero demand. */
   currentLimit: number;
-  /** Queues (queuing levels only). */
-  queues?: number;
-  /** Hand size (queuing levels only). */
-  handSize?: number;
-  /** Queue length limit (queuing levels only). */
-  queueLengthLimit?: number;
+  /** Queuing parameters, defaults applied (queuing levels only). */
+  queuing?: Required<QueuingConfiguration>;
   /** The object itself. */
   object: PriorityLevelConfiguration;
 }
@@ -50,6 +50,8 @@ export interface EffectivePriorityLevel extends LevelLimits {
 export interface EffectiveFlowSchema {
   /** The schema's name. */
   name: string;
+  /** The object's `metadata.uid`, or one derived from its name (see {@linkcode objectUid}). */
+  uid: string;
   /** Its matching precedence. */
   precedence: number;
   /** The level it assigns requests to. */
@@ -94,6 +96,7 @@ export function compareFlowSchemas(a: FlowSchema, b: FlowSchema): number {
 function describeFlowSchema(fs: FlowSchema): EffectiveFlowSchema {
   const out: EffectiveFlowSchema = {
     name: fs.metadata.name,
+    uid: fs.metadata.uid || objectUid("FlowSchema", fs.metadata.name),
     precedence: fs.spec.matchingPrecedence ?? DEFAULT_MATCHING_PRECEDENCE,
     priorityLevel: fs.spec.priorityLevelConfiguration.name,
     object: fs,
@@ -147,6 +150,7 @@ export function effectiveConfiguration(
   const priorityLevels = levels.map((pl, i): EffectivePriorityLevel => {
     const out: EffectivePriorityLevel = {
       name: pl.metadata.name,
+      uid: pl.metadata.uid || objectUid("PriorityLevelConfiguration", pl.metadata.name),
       type: pl.spec.type,
       ...limits[i]!,
       currentLimit: currentLimits[i]!,
@@ -155,7 +159,7 @@ export function effectiveConfiguration(
     const response = pl.spec.limited?.limitResponse;
     if (pl.spec.type === "Limited" && response !== undefined) {
       out.limitResponse = response.type;
-      if (response.queuing !== undefined) Object.assign(out, defaultQueuing(response.queuing));
+      if (response.queuing !== undefined) out.queuing = defaultQueuing(response.queuing);
     }
     return out;
   });

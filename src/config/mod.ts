@@ -20,3 +20,4 @@ export * from "./effective.ts";
 export { validateFlowSchema } from "./validate_flow_schema.ts";
 export { validatePriorityLevel } from "./validate_priority_level.ts";
 export { type FlowControlVersion, flowControlVersion } from "./versions.ts";
+export { objectUid } from "./uid.ts";

@@ -8,8 +8,35 @@
 
 import type { Req } from "./_request.ts";
 
-/** A queue: an intrusive doubly linked FIFO of waiting requests, plus bookkeeping. */
-export class Queue {
+/** Holds a list of executing requests (linked through the same `prev`/`next` as the FIFO). */
+export interface ExecutingHolder {
+  /** Most recently started executing request. */
+  executingHead: Req | null;
+}
+
+/** Adds executing request `r` (no longer in any FIFO) to `holder`'s list. */
+export function linkExecuting(holder: ExecutingHolder, r: Req): void {
+  const head = holder.executingHead;
+  r.prev = null;
+  r.next = head;
+  if (head !== null) head.prev = r;
+  holder.executingHead = r;
+}
+
+/** Removes `r` from `holder`'s list of executing requests. */
+export function unlinkExecuting(holder: ExecutingHolder, r: Req): void {
+  const { prev, next } = r;
+  if (prev === null) holder.executingHead = next;
+  else prev.next = next;
+  if (next !== null) next.prev = prev;
+  r.prev = r.next = null;
+}
+
+/**
+ * A queue: an intrusive doubly linked FIFO of waiting requests, the list of
+ * its executing requests (for `dump_requests`), plus bookkeeping.
+ */
+export class Queue implements ExecutingHolder {
   /** Position in the queue set's queue list (changes when an earlier queue is removed). */
   index: number;
   /** Oldest waiting request. */
@@ -30,6 +57,8 @@ export class Queue {
   executing = 0;
   /** Seats held by this queue's executing and lingering requests. */
   seatsInUse = 0;
+  /** This queue's executing requests (not the lingering ones), newest first. */
+  executingHead: Req | null = null;
 
   constructor(index: number) {
     this.index = index;

@@ -8,7 +8,13 @@
  */
 
 import type { Queue } from "./_queue.ts";
-import type { Decision, FinishOptions, QueueSetRequest, RejectReason } from "./types.ts";
+import type {
+  Decision,
+  FinishOptions,
+  QueueSetRequest,
+  RejectReason,
+  RequestDescriptor,
+} from "./types.ts";
 
 /** Phases of a request. */
 export const WAITING = 0, EXECUTING = 1, LINGERING = 2, DONE = 3;
@@ -51,7 +57,7 @@ export class Req implements QueueSetRequest {
   signal: AbortSignal | null = null;
   onDecision: ((request: QueueSetRequest) => void) | null = null;
   waiter: Waiter | null = null;
-  descriptor: unknown;
+  descriptor: RequestDescriptor;
 
   constructor(
     owner: RequestOwner,
@@ -59,7 +65,7 @@ export class Req implements QueueSetRequest {
     finalSeats: number,
     additionalLatencyMs: number,
     arrivalMs: number,
-    descriptor: unknown,
+    descriptor: RequestDescriptor,
   ) {
     this.owner = owner;
     this.initialSeats = initialSeats;

@@ -26,19 +26,27 @@ export {
 export {
   ESTIMATED_SERVICE_DURATION_MS,
   QueueSet,
+  type QueueSetConfigChange,
   type QueueSetOptions,
   REBASE_THRESHOLD,
 } from "./queue_set.ts";
 export type {
   Decision,
+  ExemptQueueSetConfig,
   FinishOptions,
-  HashHalves,
+  FlowHash,
+  LimitedQueueSetConfig,
   QueueSetConfig,
+  QueueSetObserver,
   QueueSetRequest,
   QueueSetSnapshot,
   QueueSnapshot,
   QueuingConfig,
   RejectReason,
+  RequestDescriptor,
+  RequestDetails,
+  RequestSnapshot,
+  SnapshotOptions,
   StartRequestInit,
   WorkEstimate,
 } from "./types.ts";

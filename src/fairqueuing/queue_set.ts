@@ -60,18 +60,23 @@
 import { AbortWatch } from "./_abort_watch.ts";
 import { DispatchTree } from "./_dispatch_tree.ts";
 import { IndexedHeap } from "./_indexed_heap.ts";
-import { Queue } from "./_queue.ts";
+import { type ExecutingHolder, linkExecuting, Queue, unlinkExecuting } from "./_queue.ts";
 import { DONE, EXECUTING, LINGERING, Req, type RequestOwner, WAITING } from "./_request.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { Integrator, type IntegratorResults } from "./integrator.ts";
 import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
 import { durationPerSeatMs, seatSecondsToFloat, seatsTimesDuration } from "./seat_seconds.ts";
 import type {
-  HashHalves,
+  FlowHash,
   QueueSetConfig,
+  QueueSetObserver,
   QueueSetRequest,
   QueueSetSnapshot,
+  QueueSnapshot,
   RejectReason,
+  RequestDescriptor,
+  RequestSnapshot,
+  SnapshotOptions,
   StartRequestInit,
 } from "./types.ts";
 
@@ -85,10 +90,62 @@ const MAX_UINT64 = (1n << 64n) - 1n;
 
 const isUint32 = (x: unknown): boolean => typeof x === "number" && x >>> 0 === x;
 
-function validHash(hash: unknown): hash is bigint | HashHalves {
+function validHash(hash: unknown): hash is bigint | FlowHash {
   if (typeof hash === "bigint") return hash >= 0n && hash <= MAX_UINT64;
   return typeof hash === "object" && hash !== null &&
-    isUint32((hash as HashHalves).hi) && isUint32((hash as HashHalves).lo);
+    isUint32((hash as FlowHash).hi) && isUint32((hash as FlowHash).lo);
+}
+
+/** The descriptor of requests started without one. */
+const ANONYMOUS: RequestDescriptor = Object.freeze({ flowSchema: "", distinguisher: "" });
+
+const noop = (): void => {};
+
+/** Reports an error thrown by a callback (the default of {@linkcode QueueSetOptions.onError}). */
+function logCallbackError(error: unknown): void {
+  console.error("apf: a queue set callback threw:", error);
+}
+
+type SafeObserver = Required<QueueSetObserver>;
+
+/** Wraps `observer` so that every method exists and none can throw into the queue set. */
+function safeObserver(
+  observer: QueueSetObserver | undefined,
+  onError: (error: unknown) => void,
+): SafeObserver {
+  const guard = <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>
+    fn === undefined ? noop : (...args: A): void => {
+      try {
+        fn.apply(observer, args);
+      } catch (e) {
+        onError(e);
+      }
+    };
+  return {
+    enqueued: guard(observer?.enqueued),
+    dispatched: guard(observer?.dispatched),
+    rejected: guard(observer?.rejected),
+    finished: guard(observer?.finished),
+    released: guard(observer?.released),
+  };
+}
+
+/**
+ * A validated configuration change of one queue set, not yet applied: the
+ * first phase of Kubernetes' two-phase reconfiguration (spec §4.8), so that
+ * a change spanning many levels validates all of them before committing any.
+ */
+export interface QueueSetConfigChange {
+  /** The queue set it applies to. */
+  readonly queueSet: QueueSet;
+  /**
+   * Applies the change (at most once), optionally with a different
+   * concurrency limit (the one borrowing computed).
+   *
+   * @throws {RangeError} when `concurrencyLimit` is not an integer >= 0.
+   * @throws {TypeError} when the change was already applied or the set is closed.
+   */
+  complete(concurrencyLimit?: number): void;
 }
 
 /** Options of a {@linkcode QueueSet}. */
@@ -99,6 +156,13 @@ export interface QueueSetOptions {
   name?: string;
   /** `G`, the assumed execution time in ms (default 3); tests may change it. */
   estimatedServiceDurationMs?: number;
+  /** Told about every enqueue, dispatch, rejection, finish and release (for metrics). */
+  observer?: QueueSetObserver;
+  /**
+   * Receives what an observer or an `onDecision` callback throws; such errors
+   * never propagate into the queue set. Default: logged with `console.error`.
+   */
+  onError?: (error: unknown) => void;
 }
 
 /**
@@ -112,11 +176,11 @@ export interface QueueSetOptions {
  * import { FakeEventClock, QueueSet } from "@apf/edge";
  * const clock = new FakeEventClock();
  * const qs = new QueueSet(
- *   { concurrencyLimit: 1, queuing: { queues: 8, queueLengthLimit: 10, handSize: 2 } },
+ *   { type: "Limited", concurrencyLimit: 1, queuing: { queues: 8, queueLengthLimit: 10, handSize: 2 } },
  *   { clock },
  * );
- * const first = qs.startRequest({ hash: 1n });
- * const second = qs.startRequest({ hash: 2n });
+ * const first = qs.startRequest({ hash: { hi: 0, lo: 1 } });
+ * const second = qs.startRequest({ hash: { hi: 0, lo: 2 } });
  * first.decision; // "execute"
  * second.decision; // null: waiting for a seat
  * clock.advance(5);
@@ -167,6 +231,11 @@ export class QueueSet {
   #decided: Req[] = [];
   #notifying = false;
   #owner: RequestOwner;
+  #observer: SafeObserver;
+  #onError: (error: unknown) => void;
+  /** Requests executing without a queue (exempt and reject sets). */
+  #unqueued: ExecutingHolder = { executingHead: null };
+  #closed = false;
 
   /**
    * Creates a queue set; virtual time starts at 0.
@@ -188,6 +257,8 @@ export class QueueSet {
     this.#clock = options.clock ?? systemClock;
     this.#lastRealTime = this.#clock.now();
     this.#demand = new Integrator(this.#clock);
+    this.#onError = options.onError ?? logCallbackError;
+    this.#observer = safeObserver(options.observer, this.#onError);
     this.#owner = {
       finish: (r, executionMs) => this.#finishRequest(r, executionMs),
       reject: (r, reason) => this.#rejectWaiting(r, reason),
@@ -225,6 +296,11 @@ export class QueueSet {
     return this.#cfg.concurrencyLimit;
   }
 
+  /** True once {@linkcode QueueSet.close} ran. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /**
    * Starts a request: it executes at once, waits in a queue, or is rejected
    * (`concurrency-limit` by a set that does not queue, `queue-full` when no
@@ -235,9 +311,15 @@ export class QueueSet {
    * {@linkcode QueueSetRequest.wait}).
    *
    * @throws {RangeError} or {TypeError} for an invalid work estimate, hash,
-   * wait limit or signal; nothing changes then.
+   * wait limit or signal, a missing hash in a set of several queues, or a
+   * closed set; nothing changes then.
    */
   startRequest(init: StartRequestInit = {}): QueueSetRequest {
+    if (this.#closed) {
+      throw new TypeError(
+        `Cannot start a request: queue set ${JSON.stringify(this.name)} is closed`,
+      );
+    }
     const work = resolveWork(init.work);
     const waitLimitMs = init.waitLimitMs;
     if (waitLimitMs !== undefined && !(typeof waitLimitMs === "number" && waitLimitMs >= 0)) {
@@ -251,12 +333,16 @@ export class QueueSet {
     }
     const cfg = this.#cfg;
     const queuing = cfg.desiredQueues > 0;
-    const hash = init.hash ?? 0n;
-    if (queuing && !validHash(hash)) {
-      throw new RangeError(
-        `Cannot start a request: hash must be an unsigned 64-bit bigint or { hi, lo } 32-bit halves, got ${
-          typeof hash === "object" ? JSON.stringify(hash) : String(hash)
-        }`,
+    const hash = init.hash;
+    if (cfg.desiredQueues > 1 && !validHash(hash)) {
+      throw new (hash === undefined ? TypeError : RangeError)(
+        hash === undefined
+          ? `Cannot start a request: queue set ${
+            JSON.stringify(this.name)
+          } has ${cfg.desiredQueues} queues, so a flow hash is required`
+          : `Cannot start a request: hash must be { hi, lo } unsigned 32-bit halves or an unsigned 64-bit bigint, got ${
+            typeof hash === "object" ? JSON.stringify(hash) : String(hash)
+          }`,
       );
     }
     this.#syncTime();
@@ -267,7 +353,7 @@ export class QueueSet {
       work.finalSeats,
       work.additionalLatencyMs,
       now,
-      init.descriptor,
+      init.descriptor ?? ANONYMOUS,
     );
     r.arrivalR = this.#currentR;
     if (init.onDecision !== undefined) r.onDecision = init.onDecision;
@@ -280,7 +366,7 @@ export class QueueSet {
     } else {
       r.totalWork = seatsTimesDuration(r.initialSeats, this.#g) +
         seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
-      const q = this.#queues[this.#shuffleShard(hash)]!;
+      const q = this.#queues[cfg.desiredQueues === 1 ? 0 : this.#shuffleShard(hash!)]!;
       if (cfg.requestWaitLimitMs !== null) this.#removeTimedOut(q, now - cfg.requestWaitLimitMs);
       // KEP-1040, Queuing: reject only when no seat is free AND the queue is full.
       if (this.#totSeatsInUse >= cfg.concurrencyLimit && q.waiting >= cfg.queueLengthLimit) {
@@ -300,35 +386,83 @@ export class QueueSet {
    * Applies a new configuration: more queues are added at once, surplus
    * queues drain and disappear as their last request releases its seats,
    * and a raised limit dispatches waiting requests at once (spec §4.8).
+   * The same as `beginConfigure(config).complete()`.
    *
    * @throws {RangeError} when `config` is invalid; nothing changes then.
+   * @throws {TypeError} when the set is closed.
    */
   configure(config: QueueSetConfig): void {
+    this.beginConfigure(config).complete();
+  }
+
+  /**
+   * Validates `config` against this set without applying it (the first
+   * phase of a reconfiguration, spec §4.8 `BeginConfigChange`).
+   *
+   * @throws {RangeError} when `config` is invalid; nothing changes.
+   * @throws {TypeError} when the set is closed.
+   */
+  beginConfigure(config: QueueSetConfig): QueueSetConfigChange {
+    this.#assertOpen("configure");
     const next = resolveConfig(this.name, config, this.#cfg);
-    this.#syncTime();
-    this.#cfg = next;
-    this.#growQueues();
-    this.#dispatchAsMuchAsPossible();
-    this.#afterOperation();
+    let done = false;
+    return {
+      queueSet: this,
+      complete: (concurrencyLimit?: number): void => {
+        if (done) throw new TypeError("Cannot complete a configuration change twice");
+        if (concurrencyLimit !== undefined) checkLimit(this.name, concurrencyLimit);
+        this.#assertOpen("configure");
+        done = true;
+        this.#syncTime();
+        this.#cfg = concurrencyLimit === undefined ? next : { ...next, concurrencyLimit };
+        this.#growQueues();
+        this.#dispatchAsMuchAsPossible();
+        this.#afterOperation();
+      },
+    };
   }
 
   /**
    * Changes only the concurrency limit (the borrowing adjustment).
    *
    * @throws {RangeError} when `limit` is not an integer >= 0.
+   * @throws {TypeError} when the set is closed.
    */
   setConcurrencyLimit(limit: number): void {
-    if (!(Number.isSafeInteger(limit) && limit >= 0)) {
-      throw new RangeError(
-        `Cannot set the concurrency limit of queue set ${
-          JSON.stringify(this.name)
-        }: must be an integer >= 0, got ${limit}`,
-      );
-    }
+    checkLimit(this.name, limit);
+    this.#assertOpen("set the concurrency limit of");
     this.#syncTime();
     this.#cfg = { ...this.#cfg, concurrencyLimit: limit };
     this.#dispatchAsMuchAsPossible();
     this.#afterOperation();
+  }
+
+  /**
+   * Closes the set: every waiting request is rejected with `cancelled`,
+   * lingering seats are released, and the timer is cancelled. Executing
+   * requests may still finish (their seats are released at once). Further
+   * starts and configuration changes throw. Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#syncTime();
+    for (const q of this.#queues) {
+      for (let r = q.head; r !== null; r = q.head) this.#removeWaiting(r, "cancelled");
+    }
+    for (let r = this.#due.pop(); r !== undefined; r = this.#due.pop()) {
+      if (r.phase === LINGERING) this.#releaseSeats(r);
+    }
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    this.#afterOperation();
+  }
+
+  #assertOpen(action: string): void {
+    if (this.#closed) {
+      throw new TypeError(`Cannot ${action} queue set ${JSON.stringify(this.name)}: it is closed`);
+    }
   }
 
   /** Seat demand (seats in use plus seats waiting) observed since creation or the last reset. */
@@ -341,10 +475,22 @@ export class QueueSet {
     return this.#demand.reset();
   }
 
-  /** The state of the set and its queues, for dumps and tests. */
-  snapshot(): QueueSetSnapshot {
+  /**
+   * The state of the set and its queues, for dumps and tests; with
+   * `includeRequests`, every waiting and executing request too (lingering
+   * ones are not listed, as in Kubernetes' `dump_requests`).
+   */
+  snapshot(options: SnapshotOptions = {}): QueueSetSnapshot {
     this.#syncTime();
-    return {
+    const withRequests = options.includeRequests === true;
+    const cfg = this.#cfg;
+    const out: QueueSetSnapshot = {
+      nowMs: this.#lastRealTime,
+      type: cfg.desiredQueues < 0 ? "Exempt" : "Limited",
+      concurrencyLimit: cfg.concurrencyLimit,
+      desiredQueues: cfg.desiredQueues,
+      isIdle: this.isIdle,
+      closed: this.#closed,
       waitingRequests: this.#totWaiting,
       executingRequests: this.#totExecuting,
       seatsInUse: this.#totSeatsInUse,
@@ -354,15 +500,39 @@ export class QueueSet {
       rebases: this.#rebases,
       dispatched: this.#dispatched,
       rejected: { ...this.#rejected },
-      queues: this.#queues.map((q) => ({
-        index: q.index,
-        waitingRequests: q.waiting,
-        executingRequests: q.executing,
-        seatsInUse: q.seatsInUse,
-        waitingSeats: q.maxSeatsSum,
-        nextDispatchR: seatSecondsToFloat(q.nextDispatchR),
-      })),
+      queues: this.#queues.map((q) => {
+        const qs: QueueSnapshot = {
+          index: q.index,
+          waitingRequests: q.waiting,
+          executingRequests: q.executing,
+          seatsInUse: q.seatsInUse,
+          waitingInitialSeats: q.initialSeatsSum,
+          waitingSeats: q.maxSeatsSum,
+          waitingWork: seatSecondsToFloat(q.totalWorkSum),
+          nextDispatchR: seatSecondsToFloat(q.nextDispatchR),
+        };
+        if (withRequests) {
+          const requests: RequestSnapshot[] = [];
+          let i = 0;
+          for (let r = q.head; r !== null; r = r.next) {
+            requests.push(requestSnapshot(r, q.index, i++));
+          }
+          for (let r = q.executingHead; r !== null; r = r.next) {
+            requests.push(requestSnapshot(r, q.index, -1));
+          }
+          qs.requests = requests;
+        }
+        return qs;
+      }),
     };
+    if (withRequests) {
+      const unqueued: RequestSnapshot[] = [];
+      for (let r = this.#unqueued.executingHead; r !== null; r = r.next) {
+        unqueued.push(requestSnapshot(r, -1, -1));
+      }
+      out.unqueuedRequests = unqueued;
+    }
+    return out;
   }
 
   // ---- time -------------------------------------------------------------
@@ -399,7 +569,7 @@ export class QueueSet {
   // ---- arrival ----------------------------------------------------------
 
   /** Picks the queue of the hand with the least waiting work (spec §4.4 `shuffleShard`). */
-  #shuffleShard(hash: bigint | HashHalves): number {
+  #shuffleShard(hash: bigint | FlowHash): number {
     const dealer = this.#cfg.dealer!;
     const n = dealer.handSize;
     const hand = typeof hash === "bigint"
@@ -426,6 +596,7 @@ export class QueueSet {
     }
     r.queue = q;
     q.push(r);
+    this.#observer.enqueued(r, q.waiting);
     this.#seatsRequested += r.maxSeats;
     this.#totWaiting++;
     this.#totSeatsWaiting += r.maxSeats;
@@ -457,6 +628,7 @@ export class QueueSet {
   #dispatchSansQueue(r: Req): void {
     r.startMs = r.arrivalMs;
     r.phase = EXECUTING;
+    linkExecuting(this.#unqueued, r);
     this.#totExecuting++;
     this.#totSeatsInUse += r.maxSeats;
     this.#dispatched++;
@@ -509,6 +681,7 @@ export class QueueSet {
     }
     this.#robinIndex = idx;
     r.phase = EXECUTING;
+    linkExecuting(q, r);
     r.startMs = this.#lastRealTime;
     this.#totExecuting++;
     this.#totSeatsInUse += r.maxSeats;
@@ -546,15 +719,17 @@ export class QueueSet {
     const now = this.#lastRealTime;
     this.#totExecuting--;
     const q = r.queue;
+    const s = executionMs ?? now - r.startMs;
+    unlinkExecuting(q ?? this.#unqueued, r);
     if (q !== null) {
       q.executing--;
       if (!q.active) this.#activeQueues--;
       // Replace the guess G by the actual service time S (spec §4.7).
-      const s = executionMs ?? now - r.startMs;
       q.nextDispatchR -= seatsTimesDuration(r.initialSeats, this.#g - s);
       this.#bound(q);
     }
-    if (r.additionalLatencyMs > 0) {
+    this.#observer.finished(r, s);
+    if (r.additionalLatencyMs > 0 && !this.#closed) {
       // KEP-1040, LIST/WATCH: final seats stay occupied for the additional latency.
       r.phase = LINGERING;
       r.dueMs = now + r.additionalLatencyMs;
@@ -571,6 +746,7 @@ export class QueueSet {
   #releaseSeats(r: Req): void {
     r.phase = DONE;
     this.#totSeatsInUse -= r.maxSeats;
+    this.#observer.released(r, r.maxSeats);
     const q = r.queue;
     if (q === null) return;
     q.seatsInUse -= r.maxSeats;
@@ -627,6 +803,7 @@ export class QueueSet {
   // ---- timers -----------------------------------------------------------
 
   #arm(): void {
+    if (this.#closed) return;
     const top = this.#due.peek();
     if (top === undefined || top.dueMs >= this.#timerAt) return;
     this.#timer?.cancel();
@@ -656,9 +833,13 @@ export class QueueSet {
 
   #decide(r: Req, decision: "execute" | RejectReason): void {
     r.decision = decision;
+    const waited = this.#lastRealTime - r.arrivalMs;
     if (decision !== "execute") {
       r.phase = DONE;
       this.#rejected[decision]++;
+      this.#observer.rejected(r, decision, waited, r.queue !== null);
+    } else {
+      this.#observer.dispatched(r, waited);
     }
     if (r.onDecision !== null || r.waiter !== null) this.#decided.push(r);
   }
@@ -682,10 +863,8 @@ export class QueueSet {
           try {
             callback(r);
           } catch (e) {
-            // Like an event listener's error: reported, never corrupting the set.
-            queueMicrotask(() => {
-              throw e;
-            });
+            // Reported, never corrupting the set nor escaping as an uncaught error.
+            this.#onError(e);
           }
         }
       }
@@ -708,4 +887,27 @@ export class QueueSet {
     this.#tree.resize(this.#queues.length);
     for (const q of this.#queues) if (q.head !== null) this.#bound(q);
   }
+}
+
+function checkLimit(name: string, limit: number): void {
+  if (!(Number.isSafeInteger(limit) && limit >= 0)) {
+    throw new RangeError(
+      `Cannot set the concurrency limit of queue set ${
+        JSON.stringify(name)
+      }: must be an integer >= 0, got ${limit}`,
+    );
+  }
+}
+
+function requestSnapshot(r: Req, queueIndex: number, indexInQueue: number): RequestSnapshot {
+  return {
+    queueIndex,
+    indexInQueue,
+    arrivalMs: r.arrivalMs,
+    startMs: r.phase === WAITING ? null : r.startMs,
+    initialSeats: r.initialSeats,
+    finalSeats: r.finalSeats,
+    additionalLatencyMs: r.additionalLatencyMs,
+    descriptor: r.descriptor,
+  };
 }

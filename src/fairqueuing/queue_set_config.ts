@@ -55,11 +55,11 @@ export function resolveConfig(
       }`,
     );
   }
-  const type = config.type ?? "Limited";
+  const type = config.type;
   if (type !== "Limited" && type !== "Exempt") {
     fail(name, `type must be "Limited" or "Exempt", got ${show(type)}`);
   }
-  const wait = config.requestWaitLimitMs ?? null;
+  const wait = type === "Limited" ? config.requestWaitLimitMs ?? null : null;
   if (wait !== null && !(typeof wait === "number" && wait >= 0 && wait < Infinity)) {
     fail(name, `requestWaitLimitMs must be null or a finite number >= 0, got ${show(wait)}`);
   }

@@ -15,14 +15,25 @@ export interface QueuingConfig {
   handSize: number;
 }
 
-/** Configuration of one priority level's queue set. */
-export interface QueueSetConfig {
-  /** `Exempt` sets never queue and never limit; `Limited` (the default) ones do. */
-  type?: "Limited" | "Exempt";
-  /** Seats of the level: its current concurrency limit (integer ≥ 0). Required for `Limited`. */
+/** Configuration of an exempt queue set: it never queues and never limits (spec §4.9). */
+export interface ExemptQueueSetConfig {
+  /** Discriminant. */
+  type: "Exempt";
+  /**
+   * The level's current limit (integer ≥ 0, default 0). Not enforced: kept
+   * for snapshots and utilization ratios.
+   */
   concurrencyLimit?: number;
-  /** Queuing parameters, or `null` to reject instead of queuing. Required for `Limited`. */
-  queuing?: QueuingConfig | null;
+}
+
+/** Configuration of a limited queue set: seats, and queues or immediate rejection. */
+export interface LimitedQueueSetConfig {
+  /** Discriminant. */
+  type: "Limited";
+  /** Seats of the level: its current concurrency limit (integer ≥ 0). */
+  concurrencyLimit: number;
+  /** Queuing parameters, or `null` to reject instead of queuing. */
+  queuing: QueuingConfig | null;
   /**
    * Kubernetes ≤ 1.27 `RequestWaitLimit`, in ms: when a request joins a
    * queue, requests that have waited in that queue longer than this are
@@ -33,6 +44,9 @@ export interface QueueSetConfig {
    */
   requestWaitLimitMs?: number | null;
 }
+
+/** Configuration of one priority level's queue set. */
+export type QueueSetConfig = ExemptQueueSetConfig | LimitedQueueSetConfig;
 
 /** Seats a request occupies and for how long (spec §4.2 `WorkEstimate`). */
 export interface WorkEstimate {
@@ -51,24 +65,57 @@ export type RejectReason = "queue-full" | "concurrency-limit" | "time-out" | "ca
 export type Decision = "execute" | RejectReason;
 
 /**
- * A 64-bit flow hash as two unsigned 32-bit halves, `hi · 2^32 + lo` (what
- * `flowHashHalves` returns): the cheaper form, with no BigInt arithmetic.
+ * A 64-bit flow hash as two unsigned 32-bit halves, `hi · 2^32 + lo`: the
+ * form the classifier caches and the queue set deals from (no BigInt
+ * arithmetic), and plain JSON on wires and in dumps.
  */
-export interface HashHalves {
+export interface FlowHash {
   /** High 32 bits. */
   hi: number;
   /** Low 32 bits. */
   lo: number;
 }
 
+/** What a request looks like in `dump_requests` with `includeRequestDetails` (spec §9.1). */
+export interface RequestDetails {
+  /** The user name. */
+  user: string;
+  /** The Kubernetes verb (or the lower-cased HTTP method of a non-resource request). */
+  verb: string;
+  /** The URL path. */
+  path: string;
+  /** The namespace, or `""`. */
+  namespace: string;
+  /** The object name, or `""`. */
+  name: string;
+  /** The API group, `""` for the core group. */
+  apiGroup: string;
+  /** The API version, or `""`. */
+  apiVersion: string;
+  /** The resource, or `""`. */
+  resource: string;
+  /** The subresource, or `""`. */
+  subresource: string;
+}
+
+/** Who a request is, for dumps and per-schema metrics (Kubernetes' `fsName` and `flowDistinguisher`). */
+export interface RequestDescriptor {
+  /** The FlowSchema that classified the request. */
+  flowSchema: string;
+  /** The flow distinguisher (`""` when the schema has none). */
+  distinguisher: string;
+  /** Request details for `dump_requests`, when known. */
+  details?: RequestDetails;
+}
+
 /** What a request asks a queue set for. */
 export interface StartRequestInit {
   /**
    * The flow hash (unsigned 64-bit) choosing the request's queues by
-   * shuffle sharding, as a bigint or as two 32-bit halves; only read by
-   * sets with more than one queue, where it defaults to 0.
+   * shuffle sharding, as two 32-bit halves (the fast path) or a bigint.
+   * Required by sets with more than one queue; ignored by the others.
    */
-  hash?: bigint | HashHalves;
+  hash?: FlowHash | bigint;
   /** Seats and additional latency (default: one seat, no additional latency). */
   work?: WorkEstimate;
   /** Aborting it while the request waits rejects the request with `cancelled`. */
@@ -84,8 +131,8 @@ export interface StartRequestInit {
    * set's state is consistent again (so it may start or finish requests).
    */
   onDecision?: (request: QueueSetRequest) => void;
-  /** Anything identifying the request for dumps (for example its flow schema and user). */
-  descriptor?: unknown;
+  /** Who the request is, for dumps and the observer (default: an anonymous descriptor). */
+  descriptor?: RequestDescriptor;
 }
 
 /** Options of {@linkcode QueueSetRequest.finish}. */
@@ -116,7 +163,7 @@ export interface QueueSetRequest {
   /** Index of the request's queue, or -1 (not queued, or queue since removed). */
   readonly queueIndex: number;
   /** The descriptor given at start. */
-  readonly descriptor: unknown;
+  readonly descriptor: RequestDescriptor;
   /** Resolves with the decision (at once if already made). */
   wait(): Promise<Decision>;
   /**
@@ -132,6 +179,26 @@ export interface QueueSetRequest {
   [Symbol.dispose](): void;
 }
 
+/** One request, for `dump_requests` (spec §9.1). */
+export interface RequestSnapshot {
+  /** Index of its queue, or -1 when it executes without one (exempt and reject levels). */
+  queueIndex: number;
+  /** Position in its queue while waiting (0 = head); -1 once executing. */
+  indexInQueue: number;
+  /** Clock time of arrival. */
+  arrivalMs: number;
+  /** Clock time execution started, or `null` while waiting. */
+  startMs: number | null;
+  /** Seats held while executing. */
+  initialSeats: number;
+  /** Seats held after execution. */
+  finalSeats: number;
+  /** How long final seats stay occupied, in ms. */
+  additionalLatencyMs: number;
+  /** Who it is. */
+  descriptor: RequestDescriptor;
+}
+
 /** State of one queue, for dumps and tests. */
 export interface QueueSnapshot {
   /** Position of the queue. */
@@ -142,14 +209,38 @@ export interface QueueSnapshot {
   executingRequests: number;
   /** Seats held by executing and lingering requests. */
   seatsInUse: number;
+  /** Σ initial seats of the waiting requests. */
+  waitingInitialSeats: number;
   /** Σ max seats of the waiting requests. */
   waitingSeats: number;
+  /** Σ work of the waiting requests, in seat-seconds. */
+  waitingWork: number;
   /** Virtual time of the queue's next dispatch, in seat-seconds. */
   nextDispatchR: number;
+  /** With `includeRequests`: the waiting requests in order, then the executing ones. */
+  requests?: RequestSnapshot[];
+}
+
+/** Options of {@linkcode QueueSet.snapshot}. */
+export interface SnapshotOptions {
+  /** Include every waiting and executing request (for `dump_requests`); default false. */
+  includeRequests?: boolean;
 }
 
 /** State of a queue set, for dumps and tests. */
 export interface QueueSetSnapshot {
+  /** Clock time of the snapshot. */
+  nowMs: number;
+  /** `Exempt` or `Limited`. */
+  type: "Exempt" | "Limited";
+  /** The current concurrency limit. */
+  concurrencyLimit: number;
+  /** Queues wanted by the configuration: -1 exempt, 0 reject, else the count. */
+  desiredQueues: number;
+  /** True when no request waits or executes (lingering seats do not count). */
+  isIdle: boolean;
+  /** True once {@linkcode QueueSet.close} ran. */
+  closed: boolean;
   /** Requests waiting. */
   waitingRequests: number;
   /** Requests executing (not counting lingering ones). */
@@ -170,4 +261,34 @@ export interface QueueSetSnapshot {
   rejected: Record<RejectReason, number>;
   /** Every queue, including surplus ones still draining. */
   queues: QueueSnapshot[];
+  /** With `includeRequests`: requests executing without a queue (exempt and reject levels). */
+  unqueuedRequests?: RequestSnapshot[];
+}
+
+/**
+ * What happens to requests, for metrics (spec §9.2). Every method is
+ * optional and called synchronously while the queue set is consistent; an
+ * observer must not call back into the queue set, and an exception it
+ * throws is reported through {@linkcode QueueSetOptions.onError}, never
+ * propagated.
+ */
+export interface QueueSetObserver {
+  /** A request joined a queue, which now holds `queueLength` waiting requests. */
+  enqueued?(request: QueueSetRequest, queueLength: number): void;
+  /** A request started executing after waiting `waitedMs` (0 when it never queued). */
+  dispatched?(request: QueueSetRequest, waitedMs: number): void;
+  /**
+   * A request was rejected after waiting `waitedMs`; `queued` tells whether
+   * it had been in a queue (it leaves it now).
+   */
+  rejected?(
+    request: QueueSetRequest,
+    reason: RejectReason,
+    waitedMs: number,
+    queued: boolean,
+  ): void;
+  /** An executing request finished after `executionMs` (its final seats may still linger). */
+  finished?(request: QueueSetRequest, executionMs: number): void;
+  /** A request gave back its `seats` (at finish, or when its lingering ends). */
+  released?(request: QueueSetRequest, seats: number): void;
 }

@@ -21,7 +21,6 @@ export type {
   Scenario,
   ScenarioClient,
   ScenarioPriorityLevel,
-  ScenarioQueuing,
   SeatDemandSummary,
   SimulationResult,
 } from "./types.ts";

@@ -13,7 +13,8 @@
  */
 
 import { Dealer, MAX_DECK_SIZE } from "../fairqueuing/shuffle_shard.ts";
-import type { Scenario, ScenarioClient, ScenarioPriorityLevel, ScenarioQueuing } from "./types.ts";
+import type { QueuingConfig } from "../fairqueuing/types.ts";
+import type { Scenario, ScenarioClient, ScenarioPriorityLevel } from "./types.ts";
 
 /** Most clients a scenario may have. */
 export const MAX_CLIENTS = 10_000;
@@ -110,9 +111,9 @@ function priorityLevel(value: unknown, path: string): ScenarioPriorityLevel {
   };
 }
 
-function queuing(value: unknown, path: string): ScenarioQueuing {
+function queuing(value: unknown, path: string): QueuingConfig {
   const v = object(value, path, ["queues", "queueLengthLimit", "handSize"]);
-  const q: ScenarioQueuing = {
+  const q: QueuingConfig = {
     queues: field(v, path, "queues", 9, integer(1)),
     queueLengthLimit: field(v, path, "queueLengthLimit", 8, integer(1)),
     handSize: field(v, path, "handSize", 1, integer(1)),

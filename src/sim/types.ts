@@ -5,15 +5,7 @@
  * @module
  */
 
-/** Queuing parameters of the simulated priority level. */
-export interface ScenarioQueuing {
-  /** Number of queues (≥ 1). */
-  queues: number;
-  /** Requests a queue may hold before arrivals are rejected (≥ 1). */
-  queueLengthLimit: number;
-  /** Queues dealt to each flow (1 ≤ handSize ≤ queues, within the entropy limit). */
-  handSize: number;
-}
+import type { QueuingConfig } from "../fairqueuing/types.ts";
 
 /** The simulated priority level. */
 export interface ScenarioPriorityLevel {
@@ -22,7 +14,7 @@ export interface ScenarioPriorityLevel {
   /** Seats of the level (integer ≥ 0; irrelevant for `Exempt`). */
   concurrencyLimit: number;
   /** Queuing parameters, or `null` for a level that rejects instead of queuing. */
-  queuing: ScenarioQueuing | null;
+  queuing: QueuingConfig | null;
 }
 
 /** One client: a flow whose threads each make calls in a closed loop. */

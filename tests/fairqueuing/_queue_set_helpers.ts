@@ -2,7 +2,11 @@
 
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { QueueSet, type QueueSetOptions } from "../../src/fairqueuing/queue_set.ts";
-import type { QueueSetConfig, QueueSetRequest } from "../../src/fairqueuing/types.ts";
+import type {
+  LimitedQueueSetConfig,
+  QueueSetConfig,
+  QueueSetRequest,
+} from "../../src/fairqueuing/types.ts";
 
 /** A queue set on a fresh fake clock. */
 export function makeSet(
@@ -19,8 +23,8 @@ export function queuing(
   queues: number,
   queueLengthLimit: number,
   handSize: number,
-): QueueSetConfig {
-  return { concurrencyLimit, queuing: { queues, queueLengthLimit, handSize } };
+): LimitedQueueSetConfig {
+  return { type: "Limited", concurrencyLimit, queuing: { queues, queueLengthLimit, handSize } };
 }
 
 /** Records the order in which requests are decided. */

@@ -37,6 +37,7 @@ const configArb: fc.Arbitrary<QueueSetConfig> = fc.oneof(
       fc.integer({ min: 0, max: 4 }),
       fc.integer({ min: 1, max: 4 }),
     ).map(([cl, queues, qll, hand]) => ({
+      type: "Limited" as const,
       concurrencyLimit: cl,
       queuing: { queues, queueLengthLimit: qll, handSize: Math.min(hand, queues) },
     })),
@@ -44,6 +45,7 @@ const configArb: fc.Arbitrary<QueueSetConfig> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.integer({ min: 0, max: 6 }).map((cl) => ({
+      type: "Limited" as const,
       concurrencyLimit: cl,
       queuing: null,
     })),

@@ -20,7 +20,7 @@ Deno.test("QueueSet runs a request at once when a seat is free, and frees the se
 });
 
 Deno.test("k8s TestTotalRequestsExecutingWithPanic: a throwing handler still gives its seat back", () => {
-  const { qs } = makeSet({ concurrencyLimit: 1, queuing: null });
+  const { qs } = makeSet({ type: "Limited", concurrencyLimit: 1, queuing: null });
   const handler = () => {
     using r = qs.startRequest();
     assert.equal(r.decision, "execute");
@@ -148,7 +148,7 @@ Deno.test("KEP-1040 Queuing: reject only when no seat is free and the chosen que
 });
 
 Deno.test("a level without queuing runs what fits and rejects the rest with concurrency-limit", () => {
-  const { qs } = makeSet({ concurrencyLimit: 2, queuing: null });
+  const { qs } = makeSet({ type: "Limited", concurrencyLimit: 2, queuing: null });
   const a = qs.startRequest();
   const b = qs.startRequest();
   const c = qs.startRequest();
@@ -160,7 +160,7 @@ Deno.test("a level without queuing runs what fits and rejects the rest with conc
   a.finish();
   assert.equal(qs.startRequest().decision, "execute");
   // A request wider than the limit runs when nothing executes.
-  const { qs: empty } = makeSet({ concurrencyLimit: 1, queuing: null });
+  const { qs: empty } = makeSet({ type: "Limited", concurrencyLimit: 1, queuing: null });
   assert.equal(empty.startRequest({ work: { initialSeats: 5 } }).decision, "execute");
   assert.equal(empty.seatsInUse, 5);
   assert.equal(empty.startRequest({ work: { initialSeats: 5 } }).decision, "concurrency-limit");
