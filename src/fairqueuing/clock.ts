@@ -26,6 +26,12 @@ export interface Clock {
    * (a negative or NaN delay counts as 0).
    */
   setTimer(delayMs: number, callback: () => void): Timer;
+  /**
+   * Wall-clock time in ms since the Unix epoch, for printing times (dumps)
+   * and for anything Kubernetes counts in Unix seconds. Optional: without
+   * it, {@linkcode now} is taken as wall-clock time.
+   */
+  wallNow?(): number;
 }
 
 /**
@@ -42,6 +48,7 @@ export interface Clock {
  */
 export const systemClock: Clock = {
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   setTimer(delayMs: number, callback: () => void): Timer {
     const id = setTimeout(callback, delayMs > 0 ? delayMs : 0);
     return { cancel: () => clearTimeout(id) };
@@ -102,6 +109,11 @@ export class FakeEventClock implements Clock {
 
   /** The current fake time in milliseconds. */
   now(): number {
+    return this.#now;
+  }
+
+  /** The fake time, read as milliseconds since the Unix epoch. */
+  wallNow(): number {
     return this.#now;
   }
 
