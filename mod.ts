@@ -16,3 +16,4 @@ export * from "./src/config/mod.ts";
 export * from "./src/classify/mod.ts";
 export * from "./src/fairqueuing/mod.ts";
 export * from "./src/sim/mod.ts";
+export * from "./src/coordinator/mod.ts";

@@ -42,6 +42,24 @@ export function roundHalfAwayFromZero(x: number): number {
 }
 
 /**
+ * The least current limit a level gets from an adjustment (spec §6.2
+ * `minCurrentCL`): an exempt level keeps what it used; a limited one keeps
+ * what it used up to its nominal limit, and never less than its MinCL.
+ */
+export function minCurrentLimit(level: BorrowingLevel): number {
+  if (level.exempt) return Math.max(level.min, level.highWatermark);
+  return Math.max(level.min, Math.min(level.nominal, level.highWatermark));
+}
+
+/**
+ * A limited level's target in the fair allocation (the `target_seats`
+ * metric): its smoothed demand, but at least {@linkcode minCurrentLimit}.
+ */
+export function borrowingTarget(level: BorrowingLevel): number {
+  return Math.max(minCurrentLimit(level), level.smoothed);
+}
+
+/**
  * Computes every level's current concurrency limit. `nominalSum` is the sum of
  * the levels' NominalCL (it can exceed the server limit because of rounding up).
  */
@@ -55,14 +73,13 @@ export function allocateCurrentLimits(
   const current = levels.map((l) => l.current);
   const limited: { index: number; minCurrent: number; target: number }[] = [];
   levels.forEach((l, i) => {
+    const minCurrent = minCurrentLimit(l);
     if (l.exempt) {
-      const minCurrent = Math.max(l.min, l.highWatermark);
       current[i] = minCurrent;
       remaining -= minCurrent;
       return;
     }
-    const minCurrent = Math.max(l.min, Math.min(l.nominal, l.highWatermark));
-    limited.push({ index: i, minCurrent, target: Math.max(minCurrent, l.smoothed) });
+    limited.push({ index: i, minCurrent, target: borrowingTarget(l) });
     minSum += l.min;
     minCurrentSum += minCurrent;
   });

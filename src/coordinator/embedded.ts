@@ -1,0 +1,363 @@
+/**
+ * The embedded coordinator (DESIGN §5, "embedded"): every priority level's
+ * queue set in this isolate, with configuration digestion (spec §2.6),
+ * reconfiguration (§4.8), the periodic borrowing adjustment (§6) and
+ * Retry-After (§7.4). It does no I/O: time and timers come from the
+ * injected {@linkcode Clock}, so remote topologies can wrap the same logic.
+ *
+ * @module
+ */
+
+import {
+  allocateCurrentLimits,
+  borrowingTarget,
+  computeLevelLimits,
+  type EffectiveConfiguration,
+} from "../config/mod.ts";
+import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
+import type { QueueSetObserver, SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
+import { borrowingInput, type Level, newLevel, queueSetConfigOf } from "./_level.ts";
+import { EmbeddedSeat } from "./_seat.ts";
+import { DroppedRequestsTracker } from "./retry_after.ts";
+import { DEFAULT_QUEUE_WAIT_LIMIT_MS, MAX_QUEUE_WAIT_LIMIT_MS } from "./seat_request.ts";
+import type {
+  AcquireOptions,
+  Admission,
+  AdmissionRejectReason,
+  Coordinator,
+  Rejected,
+  SeatRequest,
+} from "./types.ts";
+
+/** The borrowing adjustment runs every 10 s (spec §6). */
+export const BORROWING_ADJUSTMENT_PERIOD_MS = 10_000;
+
+/** One level's values in a borrowing adjustment (statistics after the update, target, new limit). */
+export interface LevelAdjustment {
+  /** The level's name. */
+  name: string;
+  /** The new current limit. */
+  currentLimit: number;
+  /** Rounded highest demand of the period. */
+  highWatermark: number;
+  /** Average demand of the period. */
+  average: number;
+  /** Standard deviation of the demand of the period. */
+  stdDev: number;
+  /** Smoothed demand envelope. */
+  smoothed: number;
+  /** The allocation target (for exempt levels Kubernetes reports the first limited level's). */
+  target: number;
+}
+
+/** A borrowing adjustment: when, the fair fraction, and every level. */
+export interface BorrowingAdjustment {
+  /** Clock time of the adjustment. */
+  atMs: number;
+  /** `fairProp` of the allocation (0 when no fair sharing took place). */
+  fairFraction: number;
+  /** Every level, quiescing ones included, in configuration order. */
+  levels: LevelAdjustment[];
+}
+
+/** Options of {@linkcode EmbeddedCoordinator}. */
+export interface EmbeddedCoordinatorOptions {
+  /** The clock (default: {@linkcode systemClock}). */
+  clock?: Clock;
+  /** An observer per level, for metrics (for example `FlowcontrolMetrics.observerFor`). */
+  observer?: (priorityLevel: string) => QueueSetObserver;
+  /** Receives errors thrown by observers; default: logged with `console.error`. */
+  onError?: (error: unknown) => void;
+  /** Told about every borrowing adjustment (after configuration and every 10 s). */
+  onAdjust?: (adjustment: BorrowingAdjustment) => void;
+}
+
+/**
+ * Hands out the seats of every priority level of an effective
+ * configuration, in this isolate.
+ *
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, EmbeddedCoordinator, effectiveConfiguration, FakeEventClock } from "@apf/edge";
+ * const clock = new FakeEventClock();
+ * using coordinator = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
+ * const admission = await coordinator.acquire({ priorityLevel: "catch-all", flowSchema: "catch-all" });
+ * if (admission.admitted) admission.seat.release();
+ * ```
+ */
+export class EmbeddedCoordinator implements Coordinator {
+  #clock: Clock;
+  #options: EmbeddedCoordinatorOptions;
+  #config!: EffectiveConfiguration;
+  #levels = new Map<string, Level>();
+  #nominalSum = 0;
+  #fairFraction = 0;
+  #drops = new DroppedRequestsTracker();
+  #timer: Timer | null = null;
+  #closed = false;
+  #released = (priorityLevel: string): void => this.#maybeReap(priorityLevel);
+
+  /**
+   * Starts serving `config`; the first borrowing allocation runs at once and
+   * then every 10 s on the clock.
+   *
+   * @throws {RangeError} or {TypeError} when a level's configuration is invalid.
+   */
+  constructor(config: EffectiveConfiguration, options: EmbeddedCoordinatorOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#options = options;
+    this.#apply(config);
+    this.#schedule();
+  }
+
+  /** The configuration in force. */
+  get configuration(): EffectiveConfiguration {
+    return this.#config;
+  }
+
+  /** True once {@linkcode EmbeddedCoordinator.close} ran. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Applies a new configuration live (spec §2.6, §4.8): levels are added;
+   * a removed level keeps serving what it holds, with its share, and goes
+   * once idle; queues, hand sizes and limits change in place; then the
+   * borrowing allocation runs. Every level is validated before any changes:
+   * on error nothing changes and the old configuration keeps serving.
+   *
+   * @throws {RangeError} or {TypeError} when a level's configuration is invalid or the coordinator is closed.
+   */
+  configure(next: EffectiveConfiguration): void {
+    if (this.#closed) throw new TypeError("Cannot configure the coordinator: it is closed");
+    this.#apply(next);
+  }
+
+  /**
+   * Asks for seats (DESIGN §4). Exempt levels admit at once; others queue
+   * fairly or reject. Resolves by the request's queue wait limit at the
+   * latest; rejects only for a malformed request.
+   */
+  acquire(request: SeatRequest, options: AcquireOptions = {}): Promise<Admission> {
+    if (typeof request !== "object" || request === null) {
+      return Promise.reject(
+        new TypeError(`Cannot acquire a seat: request must be an object, got ${String(request)}`),
+      );
+    }
+    const name = request.priorityLevel;
+    const level = this.#closed ? undefined : this.#levels.get(name);
+    if (level === undefined) return Promise.resolve(this.#rejection(name, "unavailable"));
+    let r;
+    try {
+      const hash = request.flowHash;
+      r = level.queueSet.startRequest({
+        ...(hash !== null && hash !== undefined && { hash }),
+        ...(request.work !== undefined && { work: request.work }),
+        ...(options.signal !== undefined && { signal: options.signal }),
+        waitLimitMs: Math.min(
+          request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
+          MAX_QUEUE_WAIT_LIMIT_MS,
+        ),
+        descriptor: {
+          flowSchema: request.flowSchema,
+          distinguisher: request.distinguisher ?? "",
+          ...(request.details !== undefined && { details: request.details }),
+        },
+      });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const decision = r.decision;
+    if (decision === "execute") {
+      return Promise.resolve({
+        admitted: true,
+        seat: new EmbeddedSeat(name, r, this.#released),
+        waitedMs: 0,
+      });
+    }
+    if (decision !== null) return Promise.resolve(this.#rejection(name, decision));
+    return r.wait().then((d): Admission =>
+      d === "execute"
+        ? {
+          admitted: true,
+          seat: new EmbeddedSeat(name, r, this.#released),
+          waitedMs: r.startMs - r.arrivalMs,
+        }
+        : this.#rejection(name, this.#closed && d === "cancelled" ? "unavailable" : d)
+    );
+  }
+
+  /**
+   * Runs the borrowing adjustment now (spec §6): folds each level's seat
+   * demand since the last one into its statistics and reallocates current
+   * limits. The coordinator runs it every 10 s by itself.
+   */
+  adjustLimits(): BorrowingAdjustment {
+    return this.#adjust(null);
+  }
+
+  /** Every level's limits, demand and queue set (with requests when asked), sorted by name. */
+  snapshot(options: SnapshotOptions = {}): CoordinatorSnapshot {
+    const now = this.#clock.now();
+    const levels = [...this.#levels.values()].map((l): PriorityLevelSnapshot => ({
+      name: l.effective.name,
+      type: l.effective.type,
+      quiescing: l.quiescing,
+      nominalLimit: l.limits.nominal,
+      lowerLimit: l.limits.min,
+      upperLimit: l.limits.max,
+      currentLimit: l.current,
+      demand: {
+        highWatermark: l.stats.highWatermark,
+        average: l.stats.average,
+        stdDev: l.stats.stdDev,
+        smoothed: l.stats.smoothed,
+        target: l.target,
+      },
+      queueSet: l.queueSet.snapshot(options),
+    }));
+    levels.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return {
+      nowMs: now,
+      wallClockMs: this.#clock.wallNow?.() ?? now,
+      serverConcurrencyLimit: this.#config.serverConcurrencyLimit,
+      seatFairFraction: this.#fairFraction,
+      levels,
+    };
+  }
+
+  /**
+   * Stops the coordinator: waiting requests are answered `unavailable`, the
+   * borrowing timer stops, and later requests are `unavailable`. Seats held
+   * may still be released. Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    for (const level of this.#levels.values()) level.queueSet.close();
+  }
+
+  /** Same as {@linkcode EmbeddedCoordinator.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  // ---- configuration ------------------------------------------------------
+
+  /** Digests `next` in two phases: validate every level, then commit all (spec §2.6). */
+  #apply(next: EffectiveConfiguration): void {
+    // Phase 1: nothing below changes any state.
+    const names = new Set(next.priorityLevels.map((pl) => pl.name));
+    const draining = [...this.#levels.values()].filter((l) =>
+      !names.has(l.effective.name) && !l.queueSet.isIdle
+    );
+    const all = [...next.priorityLevels, ...draining.map((l) => l.effective)];
+    // Draining levels keep their share of the server (spec §2.6, step 3).
+    const limits = computeLevelLimits(all.map((pl) => pl.object), next.serverConcurrencyLimit);
+    const changes = new Map<Level, QueueSetConfigChange>();
+    const fresh: Level[] = [];
+    next.priorityLevels.forEach((pl, i) => {
+      const old = this.#levels.get(pl.name);
+      if (old !== undefined) {
+        changes.set(old, old.queueSet.beginConfigure(queueSetConfigOf(pl, old.current)));
+        return;
+      }
+      const qs = new QueueSet(queueSetConfigOf(pl, limits[i]!.initialCurrent), {
+        clock: this.#clock,
+        name: pl.name,
+        ...(this.#options.observer !== undefined && { observer: this.#options.observer(pl.name) }),
+        ...(this.#options.onError !== undefined && { onError: this.#options.onError }),
+      });
+      fresh.push(newLevel(pl, limits[i]!, qs));
+    });
+
+    // Phase 2: commit.
+    const levels = new Map<string, Level>();
+    let freshIndex = 0;
+    all.forEach((pl, i) => {
+      const old = this.#levels.get(pl.name);
+      const level = old ?? fresh[freshIndex++]!;
+      level.effective = pl;
+      level.limits = limits[i]!;
+      level.quiescing = i >= next.priorityLevels.length;
+      levels.set(pl.name, level);
+    });
+    for (const [name, old] of this.#levels) if (!levels.has(name)) old.queueSet.close();
+    this.#levels = levels;
+    this.#config = next;
+    this.#nominalSum = limits.reduce((sum, l) => sum + l.nominal, 0);
+    this.#adjust(changes);
+  }
+
+  /** A quiescing level that became idle goes away: digest the configuration again. */
+  #maybeReap(priorityLevel: string): void {
+    const level = this.#levels.get(priorityLevel);
+    if (level?.quiescing && level.queueSet.isIdle && !this.#closed) this.#apply(this.#config);
+  }
+
+  // ---- borrowing ----------------------------------------------------------
+
+  #adjust(changes: Map<Level, QueueSetConfigChange> | null): BorrowingAdjustment {
+    const levels = [...this.#levels.values()];
+    for (const l of levels) l.stats.update(l.queueSet.resetSeatDemand());
+    const inputs = levels.map(borrowingInput);
+    const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, this.#nominalSum);
+    // Kubernetes reports the first limited level's target for exempt levels (spec §6.2).
+    const firstLimited = inputs.find((l) => !l.exempt);
+    const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
+    const adjustment: BorrowingAdjustment = {
+      atMs: this.#clock.now(),
+      fairFraction,
+      levels: [],
+    };
+    levels.forEach((l, i) => {
+      l.current = currentLimits[i]!;
+      l.target = inputs[i]!.exempt ? exemptTarget : borrowingTarget(inputs[i]!);
+      const change = changes?.get(l);
+      if (change !== undefined) change.complete(l.current);
+      else if (!l.queueSet.closed) l.queueSet.setConcurrencyLimit(l.current);
+      adjustment.levels.push({
+        name: l.effective.name,
+        currentLimit: l.current,
+        highWatermark: l.stats.highWatermark,
+        average: l.stats.average,
+        stdDev: l.stats.stdDev,
+        smoothed: l.stats.smoothed,
+        target: l.target,
+      });
+    });
+    this.#fairFraction = fairFraction;
+    this.#options.onAdjust?.(adjustment);
+    return adjustment;
+  }
+
+  #schedule(): void {
+    this.#timer = this.#clock.setTimer(BORROWING_ADJUSTMENT_PERIOD_MS, () => {
+      this.#timer = null;
+      if (this.#closed) return;
+      this.#adjust(null);
+      this.#schedule();
+    });
+  }
+
+  // ---- rejection ----------------------------------------------------------
+
+  /** A rejection with the level's Retry-After, read after recording the drop (spec §7.4). */
+  #rejection(priorityLevel: string, reason: AdmissionRejectReason): Rejected {
+    if (reason !== "unavailable") {
+      const unixSeconds = Math.floor((this.#clock.wallNow?.() ?? this.#clock.now()) / 1000);
+      this.#drops.recordDroppedRequest(priorityLevel, unixSeconds);
+      this.#maybeReap(priorityLevel);
+    }
+    return {
+      admitted: false,
+      reason,
+      retryAfterSeconds: this.#drops.retryAfter(priorityLevel),
+    };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The coordinator: seats for every priority level, borrowing, Retry-After.
+ *
+ * @module
+ */
+
+export {
+  BORROWING_ADJUSTMENT_PERIOD_MS,
+  type BorrowingAdjustment,
+  EmbeddedCoordinator,
+  type EmbeddedCoordinatorOptions,
+  type LevelAdjustment,
+} from "./embedded.ts";
+export { DroppedRequestsTracker } from "./retry_after.ts";
+export {
+  DEFAULT_QUEUE_WAIT_LIMIT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_QUEUE_WAIT_LIMIT_MS,
+  queueWaitLimitMs,
+  requestDeadlineMs,
+  requestDetails,
+  seatRequestFor,
+  type SeatRequestOptions,
+} from "./seat_request.ts";
+export type {
+  AcquireOptions,
+  Admission,
+  AdmissionRejectReason,
+  Admitted,
+  Coordinator,
+  Rejected,
+  ReleaseOptions,
+  Seat,
+  SeatRequest,
+} from "./types.ts";
