@@ -5,11 +5,7 @@
  * @module
  */
 
-import {
-  type BorrowingLevel,
-  type EffectivePriorityLevel,
-  type LevelLimits,
-} from "../config/mod.ts";
+import type { BorrowingLevel, EffectivePriorityLevel, LevelLimits } from "../config/mod.ts";
 import { SeatDemandStats } from "../fairqueuing/integrator.ts";
 import type { QueueSet } from "../fairqueuing/queue_set.ts";
 import type { QueueSetConfig } from "../fairqueuing/types.ts";
