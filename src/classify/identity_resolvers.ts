@@ -1,7 +1,9 @@
 /**
  * Identity resolvers: front-proxy headers (Kubernetes' request-header
- * authentication), verified JWT payloads, and the custom-function contract.
- * A resolver reports {@linkcode IdentityInput}; {@linkcode normalizeUser} turns
+ * authentication), verified JWT payloads, and custom functions all have one
+ * shape, {@linkcode IdentityResolver}: a function of the request and a
+ * framework context (Hono's `c`, so that `c.get("jwtPayload")` works). A
+ * resolver reports {@linkcode IdentityInput}; {@linkcode normalizeUser} turns
  * it into the final user.
  *
  * @module
@@ -10,11 +12,14 @@
 import { IdentityError, type IdentityInput } from "./identity.ts";
 
 /**
- * Derives identity from a request. Returns `undefined` for "no identity"
- * (anonymous); throws {@linkcode IdentityError} for input it refuses.
+ * Derives identity from a request and the framework's context for it
+ * (`unknown` outside a framework). Returns `undefined` for "no identity"
+ * (anonymous); throws {@linkcode IdentityError} for input it refuses. May
+ * return a promise (for example to look up an API key).
  */
-export type IdentityResolver = (
+export type IdentityResolver<C = unknown> = (
   request: Request,
+  context: C,
 ) => IdentityInput | undefined | Promise<IdentityInput | undefined>;
 
 /** Header names of a trusted authenticating front proxy. */
@@ -52,13 +57,15 @@ function unescapeKey(key: string): string {
  * ```ts
  * import { frontProxyIdentity } from "@apf/edge";
  * const identify = frontProxyIdentity();
- * identify(new Headers({ "X-Remote-User": "alice", "X-Remote-Group": "dev, ops" }));
- * // { name: "alice", groups: ["dev", "ops"] }
+ * const request = new Request("http://localhost/", {
+ *   headers: { "X-Remote-User": "alice", "X-Remote-Group": "dev, ops" },
+ * });
+ * identify(request, undefined); // { name: "alice", groups: ["dev", "ops"] }
  * ```
  */
 export function frontProxyIdentity(
   options: FrontProxyHeaderOptions = {},
-): (headers: Headers) => IdentityInput | undefined {
+): (request: Request, context?: unknown) => IdentityInput | undefined {
   const userHeaders = options.usernameHeaders ?? ["X-Remote-User"];
   const groupHeaders = options.groupHeaders ?? ["X-Remote-Group"];
   const extraPrefixes = (options.extraHeaderPrefixes ?? ["X-Remote-Extra-"]).map((p) =>
@@ -71,7 +78,8 @@ export function frontProxyIdentity(
       );
     }
   }
-  return function frontProxy(headers: Headers): IdentityInput | undefined {
+  return function frontProxy(request: Request): IdentityInput | undefined {
+    const headers = request.headers;
     let name = "";
     for (const h of userHeaders) {
       name = headers.get(h)?.trim() ?? "";
@@ -109,9 +117,35 @@ export interface JwtClaimOptions {
 }
 
 /**
- * Maps the payload of an already **verified** JWT (for example Hono's
- * `c.get("jwtPayload")`) to identity. A payload without the user claim means
- * no identity; claims of the wrong type are refused.
+ * A resolver reading the payload of an already **verified** JWT from the
+ * request's context (for example Hono's `jwt` middleware's
+ * `c.get("jwtPayload")`) and mapping it with {@linkcode jwtPayloadIdentity}.
+ *
+ * @example
+ * ```ts
+ * import { jwtIdentity } from "@apf/edge";
+ * type Ctx = { get(key: "jwtPayload"): unknown };
+ * const identify = jwtIdentity((_request, c: Ctx) => c.get("jwtPayload"), { groupsClaim: "roles" });
+ * ```
+ */
+export function jwtIdentity<C>(
+  payloadOf: (request: Request, context: C) => unknown,
+  options: JwtClaimOptions = {},
+): (request: Request, context: C) => IdentityInput | undefined {
+  if (typeof payloadOf !== "function") {
+    throw new TypeError(
+      `Cannot configure JWT identity: payloadOf must be a function, got ${typeof payloadOf}`,
+    );
+  }
+  return function jwt(request: Request, context: C): IdentityInput | undefined {
+    return jwtPayloadIdentity(payloadOf(request, context), options);
+  };
+}
+
+/**
+ * Maps the payload of an already **verified** JWT to identity. A payload
+ * without the user claim means no identity; claims of the wrong type are
+ * refused. {@linkcode jwtIdentity} makes a resolver of it.
  *
  * @example
  * ```ts

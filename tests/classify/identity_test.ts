@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { IDENTITY_LIMITS, IdentityError, normalizeUser } from "../../src/classify/identity.ts";
-import { frontProxyIdentity, jwtPayloadIdentity } from "../../src/classify/identity_resolvers.ts";
+import {
+  frontProxyIdentity,
+  type IdentityResolver,
+  jwtIdentity,
+  jwtPayloadIdentity,
+} from "../../src/classify/identity_resolvers.ts";
 
 Deno.test("no identity is system:anonymous in system:unauthenticated", () => {
   const anonymous = { name: "system:anonymous", groups: ["system:unauthenticated"] };
@@ -63,7 +68,9 @@ Deno.test("oversized or malformed identity is refused with a clear error", () =>
 });
 
 Deno.test("front-proxy headers: user, repeated or comma-separated groups, extras", () => {
-  const identify = frontProxyIdentity();
+  const resolver = frontProxyIdentity();
+  const identify = (headers: Headers) =>
+    resolver(new Request("http://localhost/", { headers }), undefined);
   const headers = new Headers();
   headers.append("X-Remote-User", "alice");
   headers.append("X-Remote-Group", "dev, ops");
@@ -85,11 +92,13 @@ Deno.test("front-proxy headers: user, repeated or comma-separated groups, extras
 });
 
 Deno.test("front-proxy headers: configurable names, first non-empty user header wins", () => {
-  const identify = frontProxyIdentity({
+  const resolver = frontProxyIdentity({
     usernameHeaders: ["X-User", "X-Alt-User"],
     groupHeaders: ["X-Groups"],
     extraHeaderPrefixes: [],
   });
+  const identify = (headers: Headers) =>
+    resolver(new Request("http://localhost/", { headers }), undefined);
   assert.deepEqual(
     identify(new Headers({ "X-Alt-User": "bob", "X-Groups": "g", "X-Remote-User": "mallory" })),
     {
@@ -131,4 +140,21 @@ Deno.test("JWT payloads map claims to identity", () => {
     () => jwtPayloadIdentity({ sub: "a", id: 5 }, { uidClaim: "id" }),
     /claim "id" is not a string/,
   );
+});
+
+Deno.test("one resolver shape: front proxy, JWT from the context and custom functions", async () => {
+  type Ctx = { vars: Record<string, unknown> };
+  const request = new Request("http://localhost/", { headers: { "X-Remote-User": "proxy-user" } });
+  const ctx: Ctx = { vars: { jwtPayload: { sub: "jwt-user", groups: ["dev"] } } };
+  const resolvers: IdentityResolver<Ctx>[] = [
+    frontProxyIdentity(),
+    jwtIdentity((_r, c: Ctx) => c.vars.jwtPayload),
+    (r) => ({ name: `key:${r.headers.get("X-Remote-User")}` }),
+    async () => await Promise.resolve({ name: "async-user", groups: ["a"] }),
+  ];
+  const names = [];
+  for (const resolve of resolvers) names.push((await resolve(request, ctx))?.name);
+  assert.deepEqual(names, ["proxy-user", "jwt-user", "key:proxy-user", "async-user"]);
+  assert.equal(jwtIdentity((_r, c: Ctx) => c.vars.missing)(request, ctx), undefined);
+  assert.throws(() => jwtIdentity("claims" as never), /payloadOf must be a function, got string/);
 });
