@@ -14,7 +14,20 @@
 
 import { Dealer, MAX_DECK_SIZE } from "../fairqueuing/shuffle_shard.ts";
 import type { QueuingConfig } from "../fairqueuing/types.ts";
+import {
+  describe,
+  field,
+  finite,
+  integer,
+  join,
+  object,
+  positive,
+  ScenarioError,
+  text,
+} from "./_json_fields.ts";
 import type { Scenario, ScenarioClient, ScenarioPriorityLevel } from "./types.ts";
+
+export { ScenarioError };
 
 /** Most clients a scenario may have. */
 export const MAX_CLIENTS = 10_000;
@@ -26,19 +39,6 @@ export const MAX_CALLS = 10_000_000;
 export const MAX_TOTAL_CALLS = 50_000_000;
 
 const TWO_64 = 1n << 64n;
-
-/** A scenario that cannot be used; the message starts with the field's JSON path. */
-export class ScenarioError extends Error {
-  /** JSON path of the offending field (`clients[1].threads`); empty for the whole document. */
-  readonly path: string;
-
-  /** Creates the error for `problem` at `path` (`""` for the whole document). */
-  constructor(path: string, problem: string) {
-    super(path === "" ? problem : `${path}: ${problem}`);
-    this.name = "ScenarioError";
-    this.path = path;
-  }
-}
 
 /**
  * Parses a scenario from JSON text and fills in the defaults.
@@ -214,86 +214,4 @@ function flowHash(value: unknown, path: string): bigint {
     throw new ScenarioError(path, `must be less than 2^64, got ${describe(value)}`);
   }
   return BigInt(digits);
-}
-
-type Check<T> = (value: unknown, path: string) => T;
-
-/** Reads `obj[key]` with `check`, or `check(fallback)` when the key is omitted. */
-function field<T>(
-  obj: Record<string, unknown>,
-  path: string,
-  key: string,
-  fallback: unknown,
-  check: Check<T>,
-): T {
-  const value = Object.hasOwn(obj, key) ? obj[key] : undefined;
-  return check(value === undefined ? fallback : value, join(path, key));
-}
-
-/** Checks that `value` is a JSON object with no keys outside `keys`. */
-function object(value: unknown, path: string, keys: readonly string[]): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    const subject = path === "" ? "the scenario must" : "must";
-    throw new ScenarioError(path, `${subject} be a JSON object, got ${describe(value)}`);
-  }
-  for (const key of Object.keys(value)) {
-    if (!keys.includes(key)) {
-      throw new ScenarioError(
-        join(path, key),
-        `unknown field (expected one of ${keys.join(", ")})`,
-      );
-    }
-  }
-  return value as Record<string, unknown>;
-}
-
-function integer(min: number, max: number = Number.MAX_SAFE_INTEGER): Check<number> {
-  return (value, path) => {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-      throw new ScenarioError(path, `must be an integer >= ${min}, got ${describe(value)}`);
-    }
-    if (value > max) throw new ScenarioError(path, `must be at most ${max}, got ${value}`);
-    return value;
-  };
-}
-
-function finite(min?: number): Check<number> {
-  return (value, path) => {
-    if (
-      typeof value !== "number" || !Number.isFinite(value) || (min !== undefined && value < min)
-    ) {
-      const bound = min === undefined ? "" : ` >= ${min}`;
-      throw new ScenarioError(path, `must be a finite number${bound}, got ${describe(value)}`);
-    }
-    return value;
-  };
-}
-
-function positive(value: unknown, path: string): number {
-  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value;
-  throw new ScenarioError(path, `must be a finite number > 0, got ${describe(value)}`);
-}
-
-function text(nonEmpty: boolean): Check<string> {
-  return (value, path) => {
-    if (typeof value === "string" && (value !== "" || !nonEmpty)) return value;
-    throw new ScenarioError(
-      path,
-      `must be a ${nonEmpty ? "non-empty " : ""}string, got ${describe(value)}`,
-    );
-  };
-}
-
-function join(path: string, key: string): string {
-  return path === "" ? key : `${path}.${key}`;
-}
-
-/** Names a received value for a message: JSON for scalars, the kind for the rest. */
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" && value !== null) return "an object";
-  if (typeof value === "number") return String(value);
-  if (typeof value === "bigint") return `${value}n`;
-  if (value === undefined) return "undefined";
-  return JSON.stringify(value) ?? typeof value;
 }
