@@ -49,7 +49,35 @@ export async function loadEffective(
   ) {
     return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(scl)}`);
   }
-  const read = await readManifests(parsed.strings.get("config") ?? [], io);
+  const loaded = await loadEffectiveFiles(parsed.strings.get("config") ?? [], io, {
+    mandatoryOnly: parsed.booleans.has("mandatory-only"),
+    serverConcurrencyLimit,
+  });
+  if (!loaded.ok) return loaded;
+  return { ...loaded, args: parsed };
+}
+
+/** Options of {@linkcode loadEffectiveFiles}. */
+export interface EffectiveFileOptions {
+  /** Start from the mandatory objects only. */
+  mandatoryOnly: boolean;
+  /** The server concurrency limit. */
+  serverConcurrencyLimit: number;
+}
+
+/**
+ * Reads and validates manifest files, merges them with the built-in objects
+ * and derives the effective configuration. Prints problems itself: read
+ * errors exit 2, an invalid configuration exits 1.
+ */
+export async function loadEffectiveFiles(
+  paths: readonly string[],
+  io: CliIO,
+  options: EffectiveFileOptions,
+): Promise<
+  { ok: true; effective: EffectiveConfiguration; notes: string[] } | { ok: false; code: ExitCode }
+> {
+  const read = await readManifests(paths, io);
   if (!read.ok) {
     io.stderr(`${read.error}\n`);
     return { ok: false, code: 2 };
@@ -59,9 +87,9 @@ export async function loadEffective(
     io.stderr(result.errors.map((e) => `${e}\n`).join(""));
     return { ok: false, code: 1 };
   }
-  const merged = mergeWithBootstrap(result.configuration, {
-    mandatoryOnly: parsed.booleans.has("mandatory-only"),
+  const merged = mergeWithBootstrap(result.configuration, { mandatoryOnly: options.mandatoryOnly });
+  const effective = effectiveConfiguration(merged.configuration, {
+    serverConcurrencyLimit: options.serverConcurrencyLimit,
   });
-  const effective = effectiveConfiguration(merged.configuration, { serverConcurrencyLimit });
-  return { ok: true, effective, notes: merged.notes, args: parsed };
+  return { ok: true, effective, notes: merged.notes };
 }

@@ -5,10 +5,14 @@
  * @module
  */
 
+import { runConfigScenario } from "../sim/config_run.ts";
+import { configScenarioFromJson } from "../sim/config_scenario.ts";
+import type { ConfigScenario } from "../sim/config_types.ts";
 import { runScenario } from "../sim/run.ts";
-import { parseScenario, ScenarioError } from "../sim/scenario.ts";
+import { ScenarioError, scenarioFromJson } from "../sim/scenario.ts";
 import type { Scenario } from "../sim/types.ts";
 import { parseArgs } from "./args.ts";
+import { loadEffectiveFiles } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 
 /** Usage line of the command. */
@@ -16,10 +20,15 @@ export const SIMULATE_USAGE = "apf simulate <scenario.json|->";
 
 const HELP = `usage: ${SIMULATE_USAGE}
 
-Runs a uniform scenario of closed-loop clients against one simulated priority
-level and prints the result as JSON. Use - to read the scenario from standard
-input. Omitted scenario fields take their defaults (Kubernetes'
-TestUniformFlowsHandSize1 with one client).
+Runs a scenario of closed-loop clients on a simulated clock and prints the
+result as JSON. Use - to read the scenario from standard input.
+
+A uniform scenario (no "config" key) runs against one priority level; omitted
+fields take their defaults (Kubernetes' TestUniformFlowsHandSize1 with one
+client). A scenario with a "config" key runs HTTP-like requests through the
+whole configuration: the classifier, the work estimator and the coordinator
+with borrowing; "config" lists manifests relative to the scenario file ([] or
+null: the built-in configuration only).
 `;
 
 /**
@@ -62,15 +71,43 @@ export async function simulateCommand(args: readonly string[], io: CliIO): Promi
     io.stderr(`apf simulate: cannot read ${path}: ${e instanceof Error ? e.message : e}\n`);
     return 2;
   }
-  let scenario: Scenario;
+  let value: unknown;
   try {
-    scenario = parseScenario(text);
+    value = JSON.parse(text);
+  } catch (e) {
+    io.stderr(`apf simulate: ${name}: invalid JSON: ${e instanceof Error ? e.message : e}\n`);
+    return 1;
+  }
+  let scenario: Scenario | ConfigScenario;
+  const whole = typeof value === "object" && value !== null && Object.hasOwn(value, "config");
+  try {
+    scenario = whole ? configScenarioFromJson(value) : scenarioFromJson(value);
   } catch (e) {
     if (!(e instanceof ScenarioError)) throw e;
     io.stderr(`apf simulate: ${name}: ${e.message}\n`);
     return 1;
   }
-  const result = runScenario(scenario);
-  io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-  return 0;
+  if (!("config" in scenario)) {
+    io.stdout(`${JSON.stringify(runScenario(scenario), null, 2)}\n`);
+    return 0;
+  }
+  const base = path === "-" ? "" : path.slice(0, path.lastIndexOf("/") + 1);
+  const loaded = await loadEffectiveFiles(
+    scenario.config.map((p) => (p.startsWith("/") ? p : base + p)),
+    io,
+    {
+      mandatoryOnly: scenario.mandatoryOnly,
+      serverConcurrencyLimit: scenario.serverConcurrencyLimit,
+    },
+  );
+  if (!loaded.ok) return loaded.code;
+  try {
+    const result = await runConfigScenario(scenario, loaded.effective);
+    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ScenarioError)) throw e;
+    io.stderr(`apf simulate: ${name}: ${e.message}\n`);
+    return 1;
+  }
 }

@@ -34,7 +34,11 @@ export function field<T>(
 }
 
 /** Checks that `value` is a JSON object with no keys outside `keys`. */
-export function object(value: unknown, path: string, keys: readonly string[]): Record<string, unknown> {
+export function object(
+  value: unknown,
+  path: string,
+  keys: readonly string[],
+): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     const subject = path === "" ? "the scenario must" : "must";
     throw new ScenarioError(path, `${subject} be a JSON object, got ${describe(value)}`);

@@ -1,0 +1,187 @@
+/**
+ * Reading a whole-configuration scenario (a scenario with a `config` key):
+ * JSON in, a {@linkcode ConfigScenario} with every default filled in out.
+ * Problems name the JSON path of the field, first problem only.
+ *
+ * @module
+ */
+
+import { DEFAULT_SERVER_CONCURRENCY_LIMIT } from "../config/constants.ts";
+import {
+  DEFAULT_QUEUE_WAIT_LIMIT_MS,
+  MAX_QUEUE_WAIT_LIMIT_MS,
+} from "../coordinator/seat_request.ts";
+import type { WorkEstimate } from "../fairqueuing/types.ts";
+import {
+  type Check,
+  describe,
+  field,
+  finite,
+  integer,
+  object,
+  positive,
+  ScenarioError,
+  text,
+} from "./_json_fields.ts";
+import type { ConfigScenario, ConfigScenarioClient } from "./config_types.ts";
+import { MAX_CLIENTS, MAX_THREADS } from "./scenario.ts";
+
+/** Most threads of a whole-configuration scenario, summed over its clients. */
+export const MAX_CONFIG_THREADS = 1_000_000;
+
+/** Longest simulated time of a whole-configuration scenario: one day. */
+export const MAX_CONFIG_DURATION_MS = 86_400_000;
+
+/**
+ * Validates a parsed JSON value as a whole-configuration scenario (it must
+ * have a `config` key) and fills in the defaults.
+ *
+ * @throws {ScenarioError} naming the first invalid or unknown field.
+ * @example
+ * ```ts
+ * import { configScenarioFromJson } from "@apf/edge/sim";
+ * const s = configScenarioFromJson({ config: [], clients: [{ name: "a", path: "/api/v1/pods" }] });
+ * s.serverConcurrencyLimit; // 600
+ * ```
+ */
+export function configScenarioFromJson(value: unknown): ConfigScenario {
+  const top = object(value, "", [
+    "name",
+    "config",
+    "mandatoryOnly",
+    "serverConcurrencyLimit",
+    "queueWaitLimitMs",
+    "durationMs",
+    "clients",
+  ]);
+  if (!Object.hasOwn(top, "config")) {
+    throw new ScenarioError("config", "is required in a whole-configuration scenario");
+  }
+  return {
+    name: field(top, "", "name", "whole-configuration", text(false)),
+    config: field(top, "", "config", null, (v, p) => v === null ? [] : strings(v, p, true)),
+    mandatoryOnly: field(top, "", "mandatoryOnly", false, boolean),
+    serverConcurrencyLimit: field(
+      top,
+      "",
+      "serverConcurrencyLimit",
+      DEFAULT_SERVER_CONCURRENCY_LIMIT,
+      integer(1, 1_000_000),
+    ),
+    queueWaitLimitMs: field(
+      top,
+      "",
+      "queueWaitLimitMs",
+      DEFAULT_QUEUE_WAIT_LIMIT_MS,
+      (v, p) => {
+        const ms = finite(0)(v, p);
+        if (ms > MAX_QUEUE_WAIT_LIMIT_MS) {
+          throw new ScenarioError(p, `must be at most ${MAX_QUEUE_WAIT_LIMIT_MS}, got ${ms}`);
+        }
+        return ms;
+      },
+    ),
+    durationMs: field(top, "", "durationMs", 60_000, (v, p) => {
+      const ms = positive(v, p);
+      if (ms > MAX_CONFIG_DURATION_MS) {
+        throw new ScenarioError(p, `must be at most ${MAX_CONFIG_DURATION_MS}, got ${ms}`);
+      }
+      return ms;
+    }),
+    clients: field(top, "", "clients", null, clients),
+  };
+}
+
+function clients(value: unknown, path: string): ConfigScenarioClient[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new ScenarioError(path, `must be a non-empty array, got ${describe(value)}`);
+  }
+  if (value.length > MAX_CLIENTS) {
+    throw new ScenarioError(path, `must have at most ${MAX_CLIENTS} clients, got ${value.length}`);
+  }
+  const out = value.map((c, i) => client(c, `${path}[${i}]`));
+  const threads = out.reduce((sum, c) => sum + c.threads, 0);
+  if (threads > MAX_CONFIG_THREADS) {
+    throw new ScenarioError(
+      path,
+      `total threads must be at most ${MAX_CONFIG_THREADS}, got ${threads}`,
+    );
+  }
+  return out;
+}
+
+function client(value: unknown, path: string): ConfigScenarioClient {
+  const v = object(value, path, [
+    "name",
+    "user",
+    "groups",
+    "method",
+    "path",
+    "query",
+    "threads",
+    "calls",
+    "execMs",
+    "thinkMs",
+    "startMs",
+    "stopMs",
+    "work",
+  ]);
+  const startMs = field(v, path, "startMs", 0, finite(0));
+  return {
+    name: field(v, path, "name", null, text(true)),
+    user: field(v, path, "user", null, (x, p) => x === null ? null : text(true)(x, p)),
+    groups: field(v, path, "groups", [], (x, p) => strings(x, p, false)),
+    method: field(v, path, "method", "GET", (x, p) => {
+      if (typeof x === "string" && /^[A-Za-z]+$/.test(x)) return x.toUpperCase();
+      throw new ScenarioError(p, `must be an HTTP method, got ${describe(x)}`);
+    }),
+    path: field(v, path, "path", null, (x, p) => {
+      if (typeof x === "string" && x.startsWith("/")) return x;
+      throw new ScenarioError(p, `must be a string starting with "/", got ${describe(x)}`);
+    }),
+    query: field(v, path, "query", "", (x, p) => text(false)(x, p).replace(/^\?/, "")),
+    threads: field(v, path, "threads", 1, integer(1, MAX_THREADS)),
+    calls: field(v, path, "calls", null, nullable(integer(0))),
+    execMs: field(v, path, "execMs", 100, finite(0)),
+    thinkMs: field(v, path, "thinkMs", 0, finite(0)),
+    startMs,
+    stopMs: field(
+      v,
+      path,
+      "stopMs",
+      null,
+      nullable((x, p) => {
+        const ms = finite(0)(x, p);
+        if (ms < startMs) throw new ScenarioError(p, `must be >= startMs (${startMs}), got ${ms}`);
+        return ms;
+      }),
+    ),
+    work: field(v, path, "work", null, nullable(work)),
+  };
+}
+
+function work(value: unknown, path: string): Required<WorkEstimate> {
+  const v = object(value, path, ["initialSeats", "finalSeats", "additionalLatencyMs"]);
+  return {
+    initialSeats: field(v, path, "initialSeats", 1, integer(1)),
+    finalSeats: field(v, path, "finalSeats", 0, integer(0)),
+    additionalLatencyMs: field(v, path, "additionalLatencyMs", 0, finite(0)),
+  };
+}
+
+function nullable<T>(check: Check<T>): Check<T | null> {
+  return (value, path) => value === null ? null : check(value, path);
+}
+
+function boolean(value: unknown, path: string): boolean {
+  if (typeof value === "boolean") return value;
+  throw new ScenarioError(path, `must be a boolean, got ${describe(value)}`);
+}
+
+function strings(value: unknown, path: string, nonEmpty: boolean): string[] {
+  if (!Array.isArray(value)) {
+    throw new ScenarioError(path, `must be an array, got ${describe(value)}`);
+  }
+  value.forEach((s, i) => text(nonEmpty)(s, `${path}[${i}]`));
+  return value as string[];
+}

@@ -1,0 +1,109 @@
+/**
+ * The data of a whole-configuration scenario of `apf simulate` (one with a
+ * `config` key): closed-loop clients sending HTTP-like requests through the
+ * real classifier, estimator and embedded coordinator.
+ *
+ * @module
+ */
+
+import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
+import type { WorkEstimate } from "../fairqueuing/types.ts";
+import type { RejectionCounts } from "./types.ts";
+
+/** One client: a user sending one kind of request from several threads. */
+export interface ConfigScenarioClient {
+  /** Name used in the output. */
+  name: string;
+  /** The user name; `null`: anonymous (`system:anonymous`). */
+  user: string | null;
+  /** The user's groups (normalized as `apf classify` does). */
+  groups: string[];
+  /** HTTP method. */
+  method: string;
+  /** URL path. */
+  path: string;
+  /** URL query, without `?`. */
+  query: string;
+  /** Concurrent threads (integer ≥ 1). */
+  threads: number;
+  /** Calls per thread; `null`: unlimited. */
+  calls: number | null;
+  /** How long an executed call holds its seats, in ms. */
+  execMs: number;
+  /** Pause after each call (executed or rejected) before the next, in ms. */
+  thinkMs: number;
+  /** When the threads issue their first call, in ms. */
+  startMs: number;
+  /** No call is issued at or after this time; `null`: until the end. */
+  stopMs: number | null;
+  /** Overrides the estimator's work; `null`: use the estimator. */
+  work: Required<WorkEstimate> | null;
+}
+
+/** A whole-configuration scenario, every default filled in. */
+export interface ConfigScenario {
+  /** Name echoed in the output. */
+  name: string;
+  /** Manifest paths relative to the scenario file; empty: the built-in configuration only. */
+  config: string[];
+  /** Start from the mandatory objects alone instead of mandatory plus suggested. */
+  mandatoryOnly: boolean;
+  /** The server concurrency limit. */
+  serverConcurrencyLimit: number;
+  /** Per-request queue wait limit (spec §7.3), in ms. */
+  queueWaitLimitMs: number;
+  /** Simulated time, in ms; no call is issued at or after it. */
+  durationMs: number;
+  /** The clients. */
+  clients: ConfigScenarioClient[];
+}
+
+/** Wait-time percentiles of a client's executed calls, in ms. */
+export interface WaitSummary {
+  /** Median. */
+  p50: number;
+  /** 99th percentile. */
+  p99: number;
+  /** Longest. */
+  max: number;
+}
+
+/** What one level did over the run. */
+export interface LevelResult {
+  /** The level's name. */
+  name: string;
+  /** Requests dispatched. */
+  dispatched: number;
+  /** Requests rejected, by reason. */
+  rejected: RejectionCounts;
+}
+
+/** What one client got. */
+export interface ConfigClientResult {
+  /** The client's name. */
+  name: string;
+  /** The FlowSchema its requests matched. */
+  flowSchema: string;
+  /** Their priority level. */
+  priorityLevel: string;
+  /** Calls executed. */
+  dispatched: number;
+  /** Calls rejected, by reason. */
+  rejected: RejectionCounts;
+  /** Queue wait of executed calls. */
+  waitMs: WaitSummary;
+}
+
+/** What `apf simulate` prints for a whole-configuration scenario. */
+export interface ConfigSimulationResult {
+  /** The scenario's name. */
+  name: string;
+  /** The server concurrency limit. */
+  serverConcurrencyLimit: number;
+  /** Every borrowing adjustment from `atMs` 0 to the duration. */
+  adjustments: Omit<BorrowingAdjustment, "fairFraction">[];
+  /** Every level, in configuration order. */
+  levels: LevelResult[];
+  /** Every client, in scenario order. */
+  clients: ConfigClientResult[];
+}
