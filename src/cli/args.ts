@@ -26,7 +26,7 @@ export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") {
-      positionals.push(...args.slice(i + 1));
+      for (let j = i + 1; j < args.length; j++) positionals.push(args[j]!);
       break;
     }
     if (!arg.startsWith("--") || arg === "-") {
