@@ -8,19 +8,22 @@
 import { runScenario } from "../sim/run.ts";
 import { parseScenario, ScenarioError } from "../sim/scenario.ts";
 import type { Scenario } from "../sim/types.ts";
-import { parseArgs } from "./args.ts";
+import { helpText, parseArgs } from "./args.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 
 /** Usage line of the command. */
 export const SIMULATE_USAGE = "apf simulate <scenario.json|->";
 
-const HELP = `usage: ${SIMULATE_USAGE}
-
+const HELP = helpText(
+  SIMULATE_USAGE,
+  `
 Runs a uniform scenario of closed-loop clients against one simulated priority
 level and prints the result as JSON. Use - to read the scenario from standard
 input. Omitted scenario fields take their defaults (Kubernetes'
-TestUniformFlowsHandSize1 with one client).
-`;
+TestUniformFlowsHandSize1 with one client). The scenario file may be at most
+16 MiB.
+`,
+);
 
 /**
  * Reads the scenario named by the single positional argument (`-` is standard
@@ -39,7 +42,7 @@ TestUniformFlowsHandSize1 with one client).
  * ```
  */
 export async function simulateCommand(args: readonly string[], io: CliIO): Promise<ExitCode> {
-  const parsed = parseArgs(args, { booleans: ["help"] });
+  const parsed = parseArgs(args, {});
   if (parsed.ok && parsed.booleans.has("help")) {
     io.stdout(HELP);
     return 0;
