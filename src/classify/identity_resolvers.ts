@@ -94,7 +94,8 @@ export function frontProxyIdentity(
         const prefix = extraPrefixes.find((p) => header.startsWith(p));
         if (prefix === undefined || header.length === prefix.length) return;
         const key = unescapeKey(header.slice(prefix.length));
-        (extra[key] ??= []).push(...splitValues(value));
+        const values = extra[key] ??= [];
+        for (const v of splitValues(value)) values.push(v);
       });
       if (Object.keys(extra).length > 0) identity.extra = extra;
     }

@@ -1,6 +1,7 @@
 /**
  * A small, strict command-line option parser: `--flag`, `--name value`,
- * `--name=value`, repeated options, and `--` to end options.
+ * `--name=value`, repeated options, and `--` to end options. Every command
+ * accepts `--help` (or `-h`), reported as the boolean `help`.
  *
  * @module
  */
@@ -18,7 +19,10 @@ export type ParsedArgs =
   | { ok: true; booleans: Set<string>; strings: Map<string, string[]>; positionals: string[] }
   | { ok: false; error: string };
 
-/** Parses `args` against `spec`; unknown options and missing values are errors. */
+/**
+ * Parses `args` against `spec`; unknown options and missing values are errors.
+ * `--help` and `-h` are always accepted and set the boolean `help`.
+ */
 export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
   const booleans = new Set<string>();
   const strings = new Map<string, string[]>();
@@ -26,8 +30,12 @@ export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") {
-      positionals.push(...args.slice(i + 1));
+      for (let j = i + 1; j < args.length; j++) positionals.push(args[j]!);
       break;
+    }
+    if (arg === "-h") {
+      booleans.add("help");
+      continue;
     }
     if (!arg.startsWith("--") || arg === "-") {
       positionals.push(arg);
@@ -35,7 +43,7 @@ export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
     }
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq === -1 ? undefined : eq);
-    if (spec.booleans?.includes(name)) {
+    if (name === "help" || spec.booleans?.includes(name)) {
       if (eq !== -1) return { ok: false, error: `option --${name} takes no value` };
       booleans.add(name);
     } else if (spec.strings?.includes(name)) {
@@ -47,4 +55,9 @@ export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
     }
   }
   return { ok: true, booleans, strings, positionals };
+}
+
+/** The text `--help` prints: the usage line, then what the command does. */
+export function helpText(usage: string, description: string): string {
+  return `usage: ${usage}\n\n${description.trim()}\n`;
 }

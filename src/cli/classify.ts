@@ -12,13 +12,27 @@ import type { RuleMatch } from "../classify/matching.ts";
 import { type RequestInfo, RequestInfoResolver } from "../classify/request_info.ts";
 import type { EffectivePriorityLevel } from "../config/mod.ts";
 import { Dealer } from "../fairqueuing/shuffle_shard.ts";
-import { parseArgs } from "./args.ts";
+import { formatBytes } from "./_streams.ts";
+import { helpText, parseArgs } from "./args.ts";
 import { loadEffective } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 
 /** Usage line of the command. */
 export const CLASSIFY_USAGE =
   "apf classify [--config <file>...] [--server-concurrency N] [--mandatory-only] [--explain] < requests.ndjson";
+
+const HELP = helpText(
+  CLASSIFY_USAGE,
+  `
+Reads NDJSON requests on standard input, one per line ({"user", "groups",
+"uid", "method", "path", "query"}), and writes one NDJSON line per request:
+its FlowSchema, priority level, distinguisher, flow hash and shuffle-sharding
+hand. --explain adds the matching rule and subject. A malformed line, or one
+longer than 64 KiB, gets {"error": ...} and processing continues. --config
+files (each at most 16 MiB) are merged with the built-in configuration;
+standard input is for requests, so --config - is refused.
+`,
+);
 
 /** One input line. */
 interface ClassifyInput {
@@ -30,12 +44,19 @@ interface ClassifyInput {
   query?: string;
 }
 
-const MAX_LINE = 64 * 1024;
+/** Most bytes of one request line; longer lines are skipped unread with an error line. */
+const MAX_LINE_BYTES = 64 * 1024;
+
+const tooLong = `line is longer than ${formatBytes(MAX_LINE_BYTES)}`;
+
+/** UTF-8 length, computed only when the UTF-16 length leaves doubt. */
+function byteLength(line: string): number {
+  return line.length * 3 <= MAX_LINE_BYTES ? line.length : new TextEncoder().encode(line).length;
+}
 
 function parseInput(line: string): ClassifyInput {
-  if (line.length > MAX_LINE) {
-    throw new Error(`line is ${line.length} characters long (limit ${MAX_LINE})`);
-  }
+  // The host already skips long lines unread; this catches hosts that do not.
+  if (line.length > MAX_LINE_BYTES || byteLength(line) > MAX_LINE_BYTES) throw new Error(tooLong);
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -98,16 +119,21 @@ export async function classifyCommand(args: readonly string[], io: CliIO): Promi
     booleans: ["mandatory-only", "explain"],
     strings: ["config", "server-concurrency"],
   });
-  const loaded = await loadEffective(parsed, io, CLASSIFY_USAGE);
+  if (parsed.ok && parsed.booleans.has("help")) {
+    io.stdout(HELP);
+    return 0;
+  }
+  const loaded = await loadEffective(parsed, io, CLASSIFY_USAGE, { readsStdin: true });
   if (!loaded.ok) return loaded.code;
   const classifier = new Classifier(loaded.effective);
   const resolver = new RequestInfoResolver();
   const dealers = new Map<EffectivePriorityLevel, Dealer>();
   const explainLines = loaded.args.booleans.has("explain");
-  for await (const line of io.stdinLines()) {
-    if (line.trim() === "") continue;
+  for await (const line of io.stdinLines({ maxLineBytes: MAX_LINE_BYTES })) {
+    if (typeof line === "string" && line.trim() === "") continue;
     let out: Record<string, unknown>;
     try {
+      if (typeof line !== "string") throw new Error(tooLong);
       const input = parseInput(line);
       const user = normalizeUser({
         name: input.user ?? "",

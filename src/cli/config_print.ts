@@ -5,7 +5,7 @@
  */
 
 import type { EffectiveConfiguration, EffectiveFlowSchema } from "../config/mod.ts";
-import { parseArgs } from "./args.ts";
+import { helpText, parseArgs } from "./args.ts";
 import { loadEffective } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 import { renderTable } from "./table.ts";
@@ -13,6 +13,18 @@ import { renderTable } from "./table.ts";
 /** Usage line of the command. */
 export const CONFIG_PRINT_USAGE =
   "apf config print [--config <file>...] [--server-concurrency N] [--mandatory-only] [--json]";
+
+/** What `apf config print --help` prints. */
+export const CONFIG_PRINT_HELP: string = helpText(
+  CONFIG_PRINT_USAGE,
+  `
+Prints the effective configuration a server would run: the --config files
+(- is standard input; each at most 16 MiB) merged with the built-in objects,
+then each priority level's limits for a server concurrency limit N (default
+600) and the FlowSchemas in matching order. --mandatory-only starts from the
+mandatory objects alone; --json prints one JSON object instead of tables.
+`,
+);
 
 /** The `--json` document. */
 export interface ConfigPrintJson {
@@ -146,6 +158,10 @@ export async function configPrintCommand(args: readonly string[], io: CliIO): Pr
     booleans: ["mandatory-only", "json"],
     strings: ["config", "server-concurrency"],
   });
+  if (parsed.ok && parsed.booleans.has("help")) {
+    io.stdout(CONFIG_PRINT_HELP);
+    return 0;
+  }
   const loaded = await loadEffective(parsed, io, CONFIG_PRINT_USAGE);
   if (!loaded.ok) return loaded.code;
   const json = toConfigJson(loaded.effective, loaded.notes);

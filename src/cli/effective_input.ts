@@ -16,6 +16,9 @@ import type { ParsedArgs } from "./args.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
 
+/** The usage error for `-` given twice: standard input can be read only once. */
+export const STDIN_TWICE = "standard input (-) can be read only once";
+
 /** Parsed arguments that were accepted. */
 export type OkArgs = Extract<ParsedArgs, { ok: true }>;
 
@@ -27,12 +30,14 @@ export type EffectiveInput =
 /**
  * Reads `--config` files, validates them, merges them with the built-in objects
  * and derives the effective configuration. Prints problems itself: usage and
- * read errors exit 2, an invalid configuration exits 1.
+ * read errors exit 2, an invalid configuration exits 1. With `readsStdin`,
+ * the command needs standard input for itself, so `--config -` is refused.
  */
 export async function loadEffective(
   parsed: ParsedArgs,
   io: CliIO,
   usage: string,
+  options: { readsStdin?: boolean } = {},
 ): Promise<EffectiveInput> {
   const fail = (msg: string): EffectiveInput => {
     io.stderr(`${msg}\nusage: ${usage}\n`);
@@ -49,7 +54,13 @@ export async function loadEffective(
   ) {
     return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(scl)}`);
   }
-  const loaded = await loadEffectiveFiles(parsed.strings.get("config") ?? [], io, {
+  const configs = parsed.strings.get("config") ?? [];
+  const stdinConfigs = configs.filter((c) => c === "-").length;
+  if (stdinConfigs > 1) return fail(STDIN_TWICE);
+  if (stdinConfigs > 0 && options.readsStdin) {
+    return fail("--config - cannot be used here: the command reads standard input itself");
+  }
+  const loaded = await loadEffectiveFiles(configs, io, {
     mandatoryOnly: parsed.booleans.has("mandatory-only"),
     serverConcurrencyLimit,
   });

@@ -5,16 +5,56 @@
  * @module
  */
 
+/** The default most bytes of one input (a file, or standard input read whole): 16 MiB. */
+export const DEFAULT_MAX_INPUT_BYTES: number = 16 * 1024 * 1024;
+
+/** A line longer than the reader's limit: its text was skipped, not buffered. */
+export interface LineTooLong {
+  /** The limit in bytes that the line exceeded. */
+  tooLong: number;
+}
+
+/** One line of standard input (without its terminator), or a line that was too long. */
+export type InputLine = string | LineTooLong;
+
+/** Options of {@linkcode CliIO.stdinLines}. */
+export interface StdinLinesOptions {
+  /** Lines longer than this many bytes are reported as {@linkcode LineTooLong}. */
+  maxLineBytes?: number;
+}
+
 /** The host services the `apf` commands use. */
 export interface CliIO {
-  /** Reads a whole file as UTF-8; `-` means standard input. Rejects when unreadable. */
+  /**
+   * Reads a whole file as UTF-8; `-` means standard input. Relative paths are
+   * the caller's (for the Deno host: `INIT_CWD` when set, as under
+   * `deno task`). Rejects when unreadable, not a file, or larger than the
+   * host's input limit ({@linkcode DEFAULT_MAX_INPUT_BYTES} unless configured).
+   */
   readTextFile(path: string): Promise<string>;
   /** Standard input, line by line (without line terminators). */
-  stdinLines(): AsyncIterable<string>;
-  /** Writes to standard output. */
+  stdinLines(options?: StdinLinesOptions): AsyncIterable<InputLine>;
+  /**
+   * Writes to standard output, all of `text`. Throws an
+   * {@linkcode OutputClosedError} when the reader went away; the command then
+   * stops and `apf` exits 0.
+   */
   stdout(text: string): void;
   /** Writes to standard error. */
   stderr(text: string): void;
+}
+
+/**
+ * Thrown by {@linkcode CliIO.stdout} when standard output was closed by its
+ * reader (`apf config print | head -c 10`): nobody is left to read the rest,
+ * which is not an error of `apf`.
+ */
+export class OutputClosedError extends Error {
+  /** Creates the error, wrapping the host's (for example `Deno.errors.BrokenPipe`). */
+  constructor(cause?: unknown) {
+    super("Cannot write to standard output: it was closed", { cause });
+    this.name = "OutputClosedError";
+  }
 }
 
 /** An exit status: 0 success, 1 invalid input, 2 usage error or unreadable input. */

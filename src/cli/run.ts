@@ -5,8 +5,8 @@
  */
 
 import { CLASSIFY_USAGE, classifyCommand } from "./classify.ts";
-import { CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
-import type { CliIO, ExitCode } from "./io.ts";
+import { CONFIG_PRINT_HELP, CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
+import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
 import { SIMULATE_USAGE, simulateCommand } from "./simulate.ts";
 import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
 
@@ -30,18 +30,17 @@ usage:
  *
  * @example
  * ```ts
- * import { runCli } from "@apf/edge/cli";
- * const code = await runCli(["config", "print", "--json"], {
- *   readTextFile: (path) => Deno.readTextFile(path),
- *   stdout: (text) => console.log(text),
- *   stderr: (text) => console.error(text),
- * });
+ * import { createDenoIO, runCli } from "@apf/edge/cli";
+ * const code = await runCli(["config", "print", "--json"], createDenoIO());
  * ```
  */
 export async function runCli(args: readonly string[], io: CliIO): Promise<ExitCode> {
   try {
     return await dispatch(args, io);
   } catch (e) {
+    // The reader of our output went away (`apf config print | head`): nothing is wrong with
+    // the command, and nobody is left to tell. Exit quietly and successfully, like ripgrep.
+    if (e instanceof OutputClosedError) return 0;
     // Host trouble (for example a missing permission) is a usage problem, not a crash.
     io.stderr(`apf: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
@@ -55,6 +54,10 @@ async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
       return await validateCommand(rest, io);
     case "config":
       if (rest[0] === "print") return await configPrintCommand(rest.slice(1), io);
+      if (rest[0] === "--help" || rest[0] === "-h") {
+        io.stdout(CONFIG_PRINT_HELP);
+        return 0;
+      }
       io.stderr(
         `unknown config command ${JSON.stringify(rest[0] ?? "")}\nusage: ${CONFIG_PRINT_USAGE}\n`,
       );

@@ -11,17 +11,19 @@ import type { ConfigScenario } from "../sim/config_types.ts";
 import { runScenario } from "../sim/run.ts";
 import { ScenarioError, scenarioFromJson } from "../sim/scenario.ts";
 import type { Scenario } from "../sim/types.ts";
-import { parseArgs } from "./args.ts";
+import { helpText, parseArgs } from "./args.ts";
 import { loadEffectiveFiles } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 
 /** Usage line of the command. */
 export const SIMULATE_USAGE = "apf simulate <scenario.json|->";
 
-const HELP = `usage: ${SIMULATE_USAGE}
-
+const HELP = helpText(
+  SIMULATE_USAGE,
+  `
 Runs a scenario of closed-loop clients on a simulated clock and prints the
-result as JSON. Use - to read the scenario from standard input.
+result as JSON. Use - to read the scenario from standard input. The scenario
+file may be at most 16 MiB.
 
 A uniform scenario (no "config" key) runs against one priority level; omitted
 fields take their defaults (Kubernetes' TestUniformFlowsHandSize1 with one
@@ -29,7 +31,8 @@ client). A scenario with a "config" key runs HTTP-like requests through the
 whole configuration: the classifier, the work estimator and the coordinator
 with borrowing; "config" lists manifests relative to the scenario file ([] or
 null: the built-in configuration only).
-`;
+`,
+);
 
 /**
  * Reads the scenario named by the single positional argument (`-` is standard
@@ -48,7 +51,7 @@ null: the built-in configuration only).
  * ```
  */
 export async function simulateCommand(args: readonly string[], io: CliIO): Promise<ExitCode> {
-  const parsed = parseArgs(args, { booleans: ["help"] });
+  const parsed = parseArgs(args, {});
   if (parsed.ok && parsed.booleans.has("help")) {
     io.stdout(HELP);
     return 0;

@@ -5,12 +5,24 @@
  */
 
 import { effectiveConfiguration, mergeWithBootstrap, parseConfiguration } from "../config/mod.ts";
-import { parseArgs } from "./args.ts";
+import { helpText, parseArgs } from "./args.ts";
+import { STDIN_TWICE } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
 
 /** Usage line of the command. */
 export const VALIDATE_USAGE = "apf validate <file>...   (use - for standard input)";
+
+const HELP = helpText(
+  VALIDATE_USAGE,
+  `
+Checks FlowSchema and PriorityLevelConfiguration manifests (YAML or JSON, one
+or more documents, Lists) as a kube-apiserver would; names must be unique
+across the files. Exits 0 when valid, 1 when invalid (every problem is
+printed), 2 on a usage error or an unreadable input. Each input may be at
+most 16 MiB.
+`,
+);
 
 /**
  * Validates the files together (names must be unique across them). Prints a
@@ -20,8 +32,16 @@ export const VALIDATE_USAGE = "apf validate <file>...   (use - for standard inpu
  */
 export async function validateCommand(args: readonly string[], io: CliIO): Promise<ExitCode> {
   const parsed = parseArgs(args, {});
+  if (parsed.ok && parsed.booleans.has("help")) {
+    io.stdout(HELP);
+    return 0;
+  }
   if (!parsed.ok || parsed.positionals.length === 0) {
     io.stderr(`${parsed.ok ? "no file given" : parsed.error}\nusage: ${VALIDATE_USAGE}\n`);
+    return 2;
+  }
+  if (parsed.positionals.filter((p) => p === "-").length > 1) {
+    io.stderr(`${STDIN_TWICE}\nusage: ${VALIDATE_USAGE}\n`);
     return 2;
   }
   const read = await readManifests(parsed.positionals, io);

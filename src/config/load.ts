@@ -56,14 +56,15 @@ export function parseConfiguration(input: ConfigurationInput): ParseResult {
   if (input.objects !== undefined) decoded.push(decodeValues(input.objects));
   const errors = decoded.flatMap((d) => d.errors);
   const objects = decoded.flatMap((d) => d.objects);
-  errors.push(...duplicateErrors(objects));
+  // Appended in loops: spreading a long list into push() overflows the stack.
+  for (const e of duplicateErrors(objects)) errors.push(e);
   const configuration: FlowControlConfiguration = { flowSchemas: [], priorityLevels: [] };
   for (const { object, version } of objects) {
     if (object.kind === "FlowSchema") {
-      errors.push(...validateFlowSchema(object).map(formatFieldError));
+      for (const e of validateFlowSchema(object)) errors.push(formatFieldError(e));
       configuration.flowSchemas.push(object);
     } else {
-      errors.push(...validatePriorityLevel(object, version).map(formatFieldError));
+      for (const e of validatePriorityLevel(object, version)) errors.push(formatFieldError(e));
       configuration.priorityLevels.push(object);
     }
   }

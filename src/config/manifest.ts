@@ -10,7 +10,7 @@
 
 import { type Document, LineCounter, parseAllDocuments } from "yaml";
 import { defaultFlowSchema, defaultPriorityLevel } from "./defaults.ts";
-import { type FieldError, FieldErrorList, formatFieldError } from "./field_errors.ts";
+import { FieldErrorList, formatFieldError } from "./field_errors.ts";
 import {
   flowSchemaDocumentSchema,
   legacyPriorityLevelDocumentSchema,
@@ -220,7 +220,8 @@ function reportIssues(
   out: DecodedManifest,
 ): void {
   for (const issue of issues) addZodIssue(errs, issue);
-  out.errors.push(...errs.errors.map((e: FieldError) => formatFieldError(e)));
+  // A loop, not push(...list): a manifest can have more problems than the stack has room for.
+  for (const e of errs.errors) out.errors.push(formatFieldError(e));
 }
 
 /** Thrown when the host forbids the environment reads the `yaml` package makes. */

@@ -34,9 +34,81 @@ export interface Clock {
   wallNow?(): number;
 }
 
+/** Most milliseconds `setTimeout` accepts: larger delays (2^31 and up) overflow to about 0. */
+export const MAX_TIMEOUT_MS: number = 2 ** 31 - 1;
+
+/**
+ * The delay to hand to `setTimeout` for a timer due in `remainingMs`: whole
+ * milliseconds rounded up (a timer must not fire early), at most
+ * {@linkcode MAX_TIMEOUT_MS} (the timer re-arms until its due time), and 0
+ * for a negative or NaN delay.
+ *
+ * @example
+ * ```ts
+ * import { nextTimeoutDelay } from "./clock.ts";
+ * nextTimeoutDelay(1.2); // 2
+ * nextTimeoutDelay(30 * 86_400_000); // 2147483647
+ * ```
+ */
+export function nextTimeoutDelay(remainingMs: number): number {
+  if (!(remainingMs > 0)) return 0;
+  return Math.min(Math.ceil(remainingMs), MAX_TIMEOUT_MS);
+}
+
+/** The real-time services a {@linkcode hostClock} runs on. */
+export interface TimerHost {
+  /** Monotonic milliseconds, like `performance.now()`. */
+  now(): number;
+  /** Like `setTimeout`; `delayMs` is a whole number in `[0, MAX_TIMEOUT_MS]`. */
+  setTimeout(callback: () => void, delayMs: number): unknown;
+  /** Like `clearTimeout`, given what {@linkcode TimerHost.setTimeout} returned. */
+  clearTimeout(handle: unknown): void;
+  /** Wall-clock milliseconds since the Unix epoch, like `Date.now()` (optional). */
+  wallNow?(): number;
+}
+
+/**
+ * A {@linkcode Clock} on `host`'s time and timers. Each timer fires no earlier
+ * than its due time on `host.now()`: fractional delays round up, and a delay
+ * beyond `setTimeout`'s range is served by timers of at most
+ * {@linkcode MAX_TIMEOUT_MS}, re-armed until the due time. An infinite delay
+ * never fires. {@linkcode systemClock} is this clock on the real host.
+ *
+ * @example
+ * ```ts
+ * import { hostClock } from "./clock.ts";
+ * const clock = hostClock({
+ *   now: () => performance.now(),
+ *   setTimeout: (callback, ms) => setTimeout(callback, ms),
+ *   clearTimeout: (handle) => clearTimeout(handle as number),
+ * });
+ * clock.setTimer(10, () => {}).cancel();
+ * ```
+ */
+export function hostClock(host: TimerHost): Clock {
+  const wallNow = host.wallNow;
+  return {
+    now: () => host.now(),
+    ...(wallNow !== undefined && { wallNow: () => wallNow.call(host) }),
+    setTimer(delayMs: number, callback: () => void): Timer {
+      const dueAt = host.now() + (delayMs > 0 ? delayMs : 0);
+      if (dueAt === Infinity) return { cancel() {} };
+      let handle: unknown;
+      const fire = () => {
+        const remainingMs = dueAt - host.now();
+        if (remainingMs > 0) handle = host.setTimeout(fire, nextTimeoutDelay(remainingMs));
+        else callback();
+      };
+      handle = host.setTimeout(fire, nextTimeoutDelay(delayMs));
+      return { cancel: () => host.clearTimeout(handle) };
+    },
+  };
+}
+
 /**
  * The real clock: `performance.now()` and `setTimeout`. Timers keep the
- * process alive until they fire or are cancelled.
+ * process alive until they fire or are cancelled. Delays may be fractional
+ * or longer than `setTimeout`'s 2^31−1 ms: a timer never fires early.
  *
  * @example
  * ```ts
@@ -46,14 +118,12 @@ export interface Clock {
  * timer.cancel();
  * ```
  */
-export const systemClock: Clock = {
+export const systemClock: Clock = hostClock({
   now: () => performance.now(),
   wallNow: () => Date.now(),
-  setTimer(delayMs: number, callback: () => void): Timer {
-    const id = setTimeout(callback, delayMs > 0 ? delayMs : 0);
-    return { cancel: () => clearTimeout(id) };
-  },
-};
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+});
 
 /** One scheduled callback of the fake clock. */
 class FakeTimer implements Timer {

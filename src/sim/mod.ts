@@ -34,4 +34,4 @@ export {
   scenarioFromJson,
 } from "./scenario.ts";
 export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
-export { runScenario, simulate, type SimulationRun } from "./run.ts";
+export { callbackBudget, runScenario, simulate, type SimulationRun } from "./run.ts";

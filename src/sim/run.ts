@@ -35,6 +35,35 @@ export interface SimulationRun {
   final: QueueSetSnapshot;
   /** Calls still waiting when the clock ran out of events (then cancelled). */
   stranded: number;
+  /** Timer callbacks the fake clock ran; at most {@linkcode callbackBudget}. */
+  callbacks: number;
+}
+
+/**
+ * Most fake-clock callbacks one call can cause: its next call of the thread,
+ * the end of its execution, the end of its additional latency for the
+ * independent seat-demand integral, and the queue set's lingering-seat timer,
+ * counted twice because float rounding can fire it an ulp before its due time,
+ * when it re-arms.
+ */
+const CALLBACKS_PER_CALL = 5;
+
+/**
+ * The most timer callbacks `scenario` can run: one start per thread plus
+ * {@linkcode CALLBACKS_PER_CALL} per call. The simulator passes it as the fake
+ * clock's runaway guard, so every scenario that `parseScenario` accepts
+ * (up to `MAX_TOTAL_CALLS` calls) runs to the end.
+ *
+ * @example
+ * ```ts
+ * import { callbackBudget, parseScenario } from "@apf/edge";
+ * callbackBudget(parseScenario("{}")); // 8 threads + 5 · 160 calls = 808
+ * ```
+ */
+export function callbackBudget(scenario: Scenario): number {
+  let budget = 0;
+  for (const c of scenario.clients) budget += c.threads * (1 + CALLBACKS_PER_CALL * c.calls);
+  return budget;
 }
 
 function queueSetConfig(scenario: Scenario): QueueSetConfig {
@@ -78,14 +107,16 @@ export function simulate(scenario: Scenario): SimulationRun {
     ? [half, scenario.durationMs]
     : [scenario.durationMs];
   const averages: number[][] = clients.map(() => []);
+  let callbacks = 0;
   for (const checkpoint of checkpointsMs) {
-    clock.advanceTo(checkpoint);
+    callbacks += clock.advanceTo(checkpoint);
     clients.forEach((c, i) => averages[i]!.push(nanToZero(c.executing.reset().average)));
   }
   const seatDemand = qs.seatDemand();
   const independentSeatDemand = demand.results();
 
-  clock.runUntilIdle();
+  // The guard follows from the scenario: a fixed one would refuse large valid scenarios.
+  callbacks += clock.runUntilIdle(Infinity, callbackBudget(scenario) - callbacks);
   // Nothing is left to release seats (for example a limit of 0): end the stranded calls.
   const stranded = waiting.size;
   for (const r of [...waiting]) r.cancel();
@@ -110,6 +141,7 @@ export function simulate(scenario: Scenario): SimulationRun {
     independentSeatDemand,
     final: qs.snapshot(),
     stranded,
+    callbacks,
   };
 }
 

@@ -237,3 +237,31 @@ Deno.test("apf: help, version and unknown commands", async () => {
   assert.equal((await run([])).code, 2);
   assert.equal((await run(["config", "show"])).code, 2);
 });
+
+Deno.test("apf: --help and -h on every command print its usage to stdout and exit 0", async () => {
+  const cases: [string[], RegExp][] = [
+    [["validate", "--help"], /^usage: apf validate <file>\.\.\./],
+    [["validate", "-h"], /^usage: apf validate <file>\.\.\./],
+    [["validate", "a.yaml", "--help"], /^usage: apf validate /],
+    [["config", "print", "--help"], /^usage: apf config print \[--config <file>\.\.\.\]/],
+    [["config", "print", "-h"], /^usage: apf config print /],
+    [["config", "--help"], /^usage: apf config print /],
+    [["config", "-h"], /^usage: apf config print /],
+    [["classify", "--help"], /^usage: apf classify /],
+    [["classify", "-h"], /^usage: apf classify /],
+    [["simulate", "--help"], /^usage: apf simulate <scenario\.json\|->\n/],
+    [["simulate", "-h"], /^usage: apf simulate /],
+    [["--help"], /^apf: Kubernetes API Priority and Fairness/],
+    [["-h"], /^apf: Kubernetes API Priority and Fairness/],
+  ];
+  for (const [args, usage] of cases) {
+    const r = await run(args, {}, ['{"method":"GET","path":"/"}']);
+    assert.equal(r.code, 0, args.join(" "));
+    assert.match(r.stdout, usage, args.join(" "));
+    assert.equal(r.stderr, "", args.join(" "));
+  }
+  // A value that looks like -h is still the option's value.
+  const value = await run(["config", "print", "--config", "-h"]);
+  assert.equal(value.code, 2);
+  assert.equal(value.stderr, "cannot read -h: No such file\n");
+});

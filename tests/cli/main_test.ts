@@ -13,7 +13,74 @@ async function apf(permissions: string[], ...args: string[]) {
   return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
 }
 
-const TASK_PERMISSIONS = ["--allow-read", "--allow-env=LOG_TOKENS,LOG_STREAM"];
+const TASK_PERMISSIONS = ["--allow-read", "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD"];
+
+Deno.test("the apf, start and test tasks grant exactly these permissions", async () => {
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
+  );
+  for (const task of ["apf", "start"]) {
+    assert.match(config.tasks[task], new RegExp(`^deno run ${TASK_PERMISSIONS.join(" ")} `));
+  }
+  assert.match(config.tasks.test, /--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD(\s|$)/);
+});
+
+/** Spawns apf with piped stdio; the caller writes stdin and reads stdout. */
+function spawn(args: string[], env: Record<string, string> = {}) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", ...TASK_PERMISSIONS, main, ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", ...env },
+  }).spawn();
+}
+
+Deno.test("a closed stdout ends apf quietly with status 0", async () => {
+  // 3,000 errors (about 500 KB) cannot fit in the pipe: apf must write into a closed pipe.
+  const manifest = "kind: List\nitems:\n" + "- {apiVersion: v1, kind: ConfigMap}\n".repeat(3_000);
+  const child = spawn(["validate", "-"]);
+  const stdin = child.stdin.getWriter();
+  await stdin.write(new TextEncoder().encode(manifest));
+  await stdin.close();
+  const reader = child.stdout.getReader();
+  const first = await reader.read();
+  assert.equal(first.done, false);
+  await reader.cancel();
+  const stderr = new TextDecoder().decode(
+    (await new Response(child.stderr).arrayBuffer()) as ArrayBuffer,
+  );
+  const status = await child.status;
+  assert.equal(stderr, "");
+  assert.equal(status.code, 0);
+});
+
+Deno.test("endless standard input stops at 16 MiB with exit 2", async () => {
+  const child = spawn(["validate", "-"]);
+  const stdin = child.stdin.getWriter();
+  const block = new TextEncoder().encode("a: b\n".repeat(64 * 1024));
+  try {
+    // 17 MiB and more; the child stops reading at 16 MiB and exits.
+    for (let i = 0; i < 64; i++) await stdin.write(block);
+    await stdin.close();
+  } catch {
+    // The child exited and closed its end: expected.
+  }
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 2);
+  assert.equal(stderr, "cannot read -: larger than 16 MiB\n");
+});
+
+Deno.test("relative paths are the caller's: INIT_CWD, as set by deno task", async () => {
+  const fixtures = new URL("./fixtures/", import.meta.url).pathname;
+  const child = spawn(["validate", "configmap.yaml"], { INIT_CWD: fixtures });
+  await child.stdin.close();
+  const out = await child.output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  assert.equal(out.code, 1, decode(out.stderr));
+  assert.match(decode(out.stdout), /^configmap\.yaml: document 1, line 1: unsupported kind/);
+});
 
 Deno.test("the apf process exits 0, 1 and 2 as documented", async () => {
   const good = new URL("../../examples/apf.yaml", import.meta.url).pathname;

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { FakeEventClock, systemClock } from "../../src/fairqueuing/clock.ts";
+import {
+  FakeEventClock,
+  hostClock,
+  MAX_TIMEOUT_MS,
+  nextTimeoutDelay,
+  systemClock,
+  type TimerHost,
+} from "../../src/fairqueuing/clock.ts";
 
 Deno.test("FakeEventClock starts at the given time and moves only when told", () => {
   const clock = new FakeEventClock(42.5);
@@ -366,4 +373,82 @@ Deno.test("systemClock fires a timer after its delay and not one that was cancel
   // The cancelled timer was due first; had it not been cancelled it would have run by now.
   assert.equal(cancelledRan, false);
   cancelled.cancel();
+});
+
+/** A host whose time moves only when told, recording every `setTimeout`. */
+function fakeHost() {
+  let now = 0;
+  let nextId = 1;
+  const pending = new Map<number, { at: number; callback: () => void; delayMs: number }>();
+  const delays: number[] = [];
+  const host: TimerHost = {
+    now: () => now,
+    setTimeout(callback, delayMs) {
+      delays.push(delayMs);
+      // setTimeout's own rule: a delay outside [1, 2^31-1] becomes 1.
+      const effective = delayMs >= 1 && delayMs <= MAX_TIMEOUT_MS ? delayMs : 1;
+      pending.set(nextId, { at: now + effective, callback, delayMs });
+      return nextId++;
+    },
+    clearTimeout: (handle) => void pending.delete(handle as number),
+  };
+  /** Fires host timers in due order until none is left (or `max` fired). */
+  const runAll = (max = 1000) => {
+    for (let i = 0; i < max && pending.size > 0; i++) {
+      const [id, t] = [...pending].sort((a, b) => a[1].at - b[1].at)[0]!;
+      pending.delete(id);
+      now = Math.max(now, t.at);
+      t.callback();
+    }
+  };
+  return { host, delays, pending, runAll, now: () => now };
+}
+
+Deno.test("nextTimeoutDelay rounds up and clamps to setTimeout's range", () => {
+  assert.equal(nextTimeoutDelay(1.2), 2);
+  assert.equal(nextTimeoutDelay(0.001), 1);
+  assert.equal(nextTimeoutDelay(5), 5);
+  assert.equal(nextTimeoutDelay(0), 0);
+  assert.equal(nextTimeoutDelay(-3), 0);
+  assert.equal(nextTimeoutDelay(NaN), 0);
+  assert.equal(nextTimeoutDelay(MAX_TIMEOUT_MS), MAX_TIMEOUT_MS);
+  assert.equal(nextTimeoutDelay(2 ** 31), MAX_TIMEOUT_MS);
+  assert.equal(nextTimeoutDelay(30 * 86_400_000), MAX_TIMEOUT_MS);
+});
+
+Deno.test("a 30-day timer re-arms at setTimeout's maximum and fires on time, never early", () => {
+  const h = fakeHost();
+  const clock = hostClock(h.host);
+  const dueMs = 30 * 86_400_000 + 0.25;
+  const fired: number[] = [];
+  clock.setTimer(dueMs, () => fired.push(h.now()));
+  assert.ok(h.delays.every((d) => Number.isInteger(d) && d >= 0 && d <= MAX_TIMEOUT_MS));
+  h.runAll();
+  assert.equal(fired.length, 1);
+  assert.ok(fired[0]! >= dueMs, `fired at ${fired[0]} before ${dueMs}`);
+  assert.ok(fired[0]! < dueMs + 1, `fired at ${fired[0]}, late`);
+  assert.equal(h.delays[0], MAX_TIMEOUT_MS);
+  assert.ok(h.delays.length >= 2 && h.delays.length <= 3, `armed ${h.delays.length} times`);
+  assert.ok(h.delays.every((d) => Number.isInteger(d) && d >= 0 && d <= MAX_TIMEOUT_MS));
+});
+
+Deno.test("a fractional timer rounds up; a cancelled long timer stops re-arming", () => {
+  const h = fakeHost();
+  const clock = hostClock(h.host);
+  const fired: number[] = [];
+  clock.setTimer(1.2, () => fired.push(h.now()));
+  assert.deepEqual(h.delays, [2]);
+  h.runAll();
+  assert.deepEqual(fired, [2]);
+
+  const long = clock.setTimer(3 * MAX_TIMEOUT_MS, () => fired.push(h.now()));
+  h.runAll(1); // the first leg ends and the timer re-arms
+  assert.equal(h.pending.size, 1);
+  long.cancel();
+  assert.equal(h.pending.size, 0);
+  h.runAll();
+  assert.deepEqual(fired, [2]);
+
+  clock.setTimer(Infinity, () => fired.push(h.now()));
+  assert.equal(h.pending.size, 0, "an infinite delay sets no timer");
 });

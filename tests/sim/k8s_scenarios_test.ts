@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { fairAlloc, uniformDemands } from "../../src/sim/fair_alloc.ts";
-import { simulate } from "../../src/sim/run.ts";
+import { callbackBudget, simulate } from "../../src/sim/run.ts";
 import { scenarioFromJson } from "../../src/sim/scenario.ts";
 import type { RejectionCounts, Scenario } from "../../src/sim/types.ts";
 
@@ -78,6 +78,7 @@ function scenario(
 function check(sc: Scenario, c: Check): void {
   const run = simulate(sc);
   const { result } = run;
+  assert.ok(run.callbacks <= callbackBudget(sc), `${sc.name}: ${run.callbacks} callbacks`);
   result.checkpointsMs.forEach((_, k) => {
     const expected = c.expected?.[k] ??
       fairAlloc(uniformDemands(sc, result.checkpointsMs.length === 2 ? k as 0 | 1 : 1), c.evalCL);
