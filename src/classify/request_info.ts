@@ -43,7 +43,15 @@ import {
   ListParams,
   queryBool,
 } from "./_list_options.ts";
-import { type CompiledRoute, compileRoute, matchRoute, spanValue } from "./resource_routes.ts";
+import {
+  type CompiledRoute,
+  compileRoute,
+  matchRoute,
+  type ResourceRoute,
+  spanValue,
+} from "./resource_routes.ts";
+
+export type { ResourceRoute };
 
 /** What a request asks for (Kubernetes `RequestInfo`). */
 export interface RequestInfo {
@@ -90,30 +98,6 @@ export interface RequestInfo {
    * with prefix, group and version, and the lower-cased method as verb).
    */
   error?: string;
-}
-
-/**
- * Declares that paths matching `pattern` address a resource, so that an
- * ordinary REST API gets resource semantics. Segments are literals or
- * parameters (`:name`); the last parameter may be optional (`:name?`).
- * Parameter values are percent-decoded, as web frameworks hand them to
- * handlers.
- */
-export interface ResourceRoute {
-  /** For example `/v1/tenants/:tenant/orders/:id?`. */
-  pattern: string;
-  /** The API group reported for matches; default `""`. */
-  apiGroup?: string;
-  /** The API version reported for matches; default `""`. */
-  apiVersion?: string;
-  /** The resource reported for matches, e.g. `orders`. */
-  resource: string;
-  /** The parameter holding the namespace. */
-  namespaceParam?: string;
-  /** The parameter holding the object name. */
-  nameParam?: string;
-  /** The parameter holding the subresource (needs `nameParam`). */
-  subresourceParam?: string;
 }
 
 /** How paths are read. */

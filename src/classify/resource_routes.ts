@@ -5,7 +5,30 @@
  */
 
 import { show, SLASH, urlUnescape } from "./_path_segments.ts";
-import type { ResourceRoute } from "./request_info.ts";
+
+/**
+ * Declares that paths matching `pattern` address a resource, so that an
+ * ordinary REST API gets resource semantics. Segments are literals or
+ * parameters (`:name`); the last parameter may be optional (`:name?`).
+ * Parameter values are percent-decoded, as web frameworks hand them to
+ * handlers.
+ */
+export interface ResourceRoute {
+  /** For example `/v1/tenants/:tenant/orders/:id?`. */
+  pattern: string;
+  /** The API group reported for matches; default `""`. */
+  apiGroup?: string;
+  /** The API version reported for matches; default `""`. */
+  apiVersion?: string;
+  /** The resource reported for matches, e.g. `orders`. */
+  resource: string;
+  /** The parameter holding the namespace. */
+  namespaceParam?: string;
+  /** The parameter holding the object name. */
+  nameParam?: string;
+  /** The parameter holding the subresource (needs `nameParam`). */
+  subresourceParam?: string;
+}
 
 // ---------------------------------------------------------------------------
 // Resource routes.

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Req } from "./_request.ts";
+import type { Req } from "./_queue.ts";
 
 /** Tracks which waiting requests each signal cancels. */
 export class AbortWatch {

@@ -60,8 +60,18 @@
 import { AbortWatch } from "./_abort_watch.ts";
 import { DispatchTree } from "./_dispatch_tree.ts";
 import { IndexedHeap } from "./_indexed_heap.ts";
-import { type ExecutingHolder, linkExecuting, Queue, unlinkExecuting } from "./_queue.ts";
-import { DONE, EXECUTING, LINGERING, Req, type RequestOwner, WAITING } from "./_request.ts";
+import {
+  DONE,
+  EXECUTING,
+  type ExecutingHolder,
+  LINGERING,
+  linkExecuting,
+  Queue,
+  Req,
+  type RequestOwner,
+  unlinkExecuting,
+  WAITING,
+} from "./_queue.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { Integrator, type IntegratorResults } from "./integrator.ts";
 import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
