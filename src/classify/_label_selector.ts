@@ -4,7 +4,7 @@
  * @module
  */
 
-import { dns1123SubdomainErrors } from "../config/names.ts";
+import { dns1123SubdomainErrors } from "../config/_names.ts";
 
 // ---------------------------------------------------------------------------
 // Label selectors: only whether apimachinery's labels.Parse accepts them.

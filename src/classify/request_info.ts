@@ -49,7 +49,7 @@ import {
   matchRoute,
   type ResourceRoute,
   spanValue,
-} from "./resource_routes.ts";
+} from "./_resource_routes.ts";
 
 export type { ResourceRoute };
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { roundHalfAwayFromZero } from "../_shared/numbers.ts";
 import { computeConcurrencyAllocation } from "./fair_allocation.ts";
 
 /** What the allocation needs to know about one priority level. */
@@ -33,12 +34,6 @@ export interface BorrowingResult {
   currentLimits: number[];
   /** `fairProp` of the allocation, 0 when no fair sharing took place. */
   fairFraction: number;
-}
-
-/** Go's `math.Round` on the values used here: half away from zero. */
-export function roundHalfAwayFromZero(x: number): number {
-  // `+ 0` turns -0 into 0, as Go's int conversion does.
-  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
 }
 
 /**

@@ -4,6 +4,8 @@
  * @module
  */
 
+export { MAX_HASH_BITS, requiredEntropyBits } from "../_shared/numbers.ts";
+
 /** The API group of FlowSchema and PriorityLevelConfiguration. */
 export const FLOWCONTROL_GROUP = "flowcontrol.apiserver.k8s.io";
 
@@ -34,9 +36,6 @@ export const MAX_MATCHING_PRECEDENCE = 10000;
 /** Largest valid number of queues of a priority level. */
 export const MAX_QUEUES = 10_000_000;
 
-/** Hash bits available to shuffle sharding. */
-export const MAX_HASH_BITS = 60;
-
 /** Verbs a resource or non-resource rule may list (besides the lone `*`). */
 export const SUPPORTED_VERBS: readonly string[] = [
   "create",
@@ -52,17 +51,3 @@ export const SUPPORTED_VERBS: readonly string[] = [
 
 /** Default server concurrency limit (kube-apiserver's max-requests-inflight + max-mutating). */
 export const DEFAULT_SERVER_CONCURRENCY_LIMIT = 600;
-
-/**
- * Hash bits that shuffle sharding needs to deal `handSize` cards from a deck
- * of `deckSize`: `ceil(log2(deckSize) * handSize)`.
- *
- * @example
- * ```ts
- * import { requiredEntropyBits } from "@apf/edge";
- * requiredEntropyBits(64, 8); // 48
- * ```
- */
-export function requiredEntropyBits(deckSize: number, handSize: number): number {
-  return Math.ceil(Math.log2(deckSize) * handSize);
-}

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { roundHalfAwayFromZero } from "./borrowing.ts";
+import { roundHalfAwayFromZero } from "../_shared/numbers.ts";
 import { DEFAULT_HAND_SIZE, DEFAULT_NOMINAL_CONCURRENCY_SHARES } from "./defaults.ts";
 import type { PriorityLevelConfiguration } from "./types.ts";
 

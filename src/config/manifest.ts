@@ -15,10 +15,10 @@ import {
   flowSchemaDocumentSchema,
   legacyPriorityLevelDocumentSchema,
   priorityLevelDocumentSchema,
-} from "./schema.ts";
+} from "./_schema.ts";
 import { FLOWCONTROL_V1, type FlowControlObject } from "./types.ts";
 import { type FlowControlVersion, flowControlVersion, priorityLevelToV1 } from "./versions.ts";
-import { addZodIssue } from "./zod_issues.ts";
+import { addZodIssue } from "./_zod_issues.ts";
 
 /** Where an object came from. */
 export interface ManifestLocation {

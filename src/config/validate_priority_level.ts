@@ -23,8 +23,8 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { validateObjectName } from "./names.ts";
-import { semanticallyEqual } from "./semantic_equal.ts";
+import { validateObjectName } from "./_names.ts";
+import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   ExemptPriorityLevelConfiguration,
   LimitedPriorityLevelConfiguration,

@@ -8,7 +8,7 @@
 
 import { FLOWCONTROL_GROUP, PRESERVE_ZERO_SHARES_ANNOTATION } from "./constants.ts";
 import { DEFAULT_NOMINAL_CONCURRENCY_SHARES } from "./defaults.ts";
-import type { PriorityLevelDocument } from "./schema.ts";
+import type { PriorityLevelDocument } from "./_schema.ts";
 import { FLOWCONTROL_V1, type PriorityLevelConfiguration } from "./types.ts";
 
 /** The flowcontrol API versions this package reads. */

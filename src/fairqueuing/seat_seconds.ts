@@ -9,17 +9,10 @@
  * @module
  */
 
+import { roundHalfAwayFromZero } from "../_shared/numbers.ts";
+
 /** Seat-seconds units per seat-second: values count 1e-8 seat-seconds. */
 export const SEAT_SECONDS_SCALE = 1e8;
-
-/**
- * Rounds half away from zero, like Go's `math.Round` (JavaScript's
- * `Math.round` rounds halves up, so `-2.5` would become `-2`).
- */
-export function roundHalfAwayFromZero(x: number): number {
-  // `+ 0` turns the -0 of small negatives into 0.
-  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
-}
 
 /**
  * The work of `seats` seats held for `durationMs` milliseconds, in units of

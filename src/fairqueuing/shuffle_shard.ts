@@ -17,8 +17,7 @@
  * @module
  */
 
-/** Bits of the flow hash that a deal may rely on: the entropy bound of a Dealer. */
-export const MAX_HASH_BITS = 60;
+import { MAX_HASH_BITS, requiredEntropyBits } from "../_shared/numbers.ts";
 
 /** The largest deck a Dealer accepts: 2^26 (67,108,864) cards. */
 export const MAX_DECK_SIZE: number = 1 << 26;
@@ -29,22 +28,6 @@ export type DealCallback = (card: number, index: number) => void;
 const TWO_26 = 0x4000000;
 const MAX_UINT64 = (1n << 64n) - 1n;
 const UINT32_MASK = 0xffffffffn;
-
-/**
- * Hash bits needed to deal `handSize` cards from a deck of `deckSize`:
- * `ceil(log2(deckSize) · handSize)`, in float64 like Kubernetes'
- * `RequiredEntropyBits`. Meaningful for `1 ≤ handSize ≤ deckSize ≤ 2^26`.
- *
- * @example
- * ```ts
- * import { requiredEntropyBits } from "@apf/edge";
- * requiredEntropyBits(128, 6); // 42
- * requiredEntropyBits(512, 8); // 72: too many for a Dealer
- * ```
- */
-export function requiredEntropyBits(deckSize: number, handSize: number): number {
-  return Math.ceil(Math.log2(deckSize) * handSize);
-}
 
 /**
  * Deals hands of `handSize` distinct cards in `[0, deckSize)` from flow

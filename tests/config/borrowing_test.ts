@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  allocateCurrentLimits,
-  type BorrowingLevel,
-  roundHalfAwayFromZero,
-} from "../../src/config/borrowing.ts";
+import { roundHalfAwayFromZero } from "../../src/_shared/numbers.ts";
+import { allocateCurrentLimits, type BorrowingLevel } from "../../src/config/borrowing.ts";
 
 /** A non-exempt level with no demand unless overridden. */
 function limited(nominal: number, min: number, max: number, o: Partial<BorrowingLevel> = {}) {

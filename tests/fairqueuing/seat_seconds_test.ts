@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
+import { roundHalfAwayFromZero } from "../../src/_shared/numbers.ts";
 import fc from "fast-check";
 import {
   durationPerSeatMs,
   formatSeatSeconds,
-  roundHalfAwayFromZero,
   SEAT_SECONDS_SCALE,
   seatSecondsToFloat,
   seatsTimesDuration,

@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
+import { MAX_HASH_BITS, requiredEntropyBits } from "../../src/_shared/numbers.ts";
 import fc from "fast-check";
 import { sha256 } from "@noble/hashes/sha2.js";
-import {
-  Dealer,
-  MAX_DECK_SIZE,
-  MAX_HASH_BITS,
-  requiredEntropyBits,
-} from "../../src/fairqueuing/shuffle_shard.ts";
+import { Dealer, MAX_DECK_SIZE } from "../../src/fairqueuing/shuffle_shard.ts";
 
 const MAX_UINT64 = 2n ** 64n - 1n;
 const GOLDEN_HASHES = [0n, 1n, 12345678901234567n, MAX_UINT64] as const;
