@@ -27,7 +27,7 @@
  * so that the numbers show the load was real.
  */
 
-import { type Scenario, scenarioFromJson, simulate } from "../mod.ts";
+import { type Scenario, scenarioFromJson, simulate } from "../src/sim/mod.ts";
 
 const CLIENTS = 1000;
 const MASK = (1n << 64n) - 1n;

@@ -70,7 +70,7 @@ export function formatLocation(at: ManifestLocation): string {
  *
  * @example
  * ```ts
- * import { decodeManifest } from "@apf/edge";
+ * import { decodeManifest } from "./manifest.ts";
  * const { objects, errors } = decodeManifest("kind: FlowSchema\n", "fs.yaml");
  * ```
  */

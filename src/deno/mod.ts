@@ -1,9 +1,8 @@
 /**
- * `@apf/edge/deno`: Deno-specific helpers (the coordinator server arrives with
- * the coordinator). Re-exports the portable core.
+ * `@apf/edge/deno`: Deno-specific helpers (the coordinator server joins them
+ * with the remote coordinator). The portable core is `@apf/edge`.
  *
  * @module
  */
 
-export * from "../../mod.ts";
 export { loadConfigurationFiles } from "./config_files.ts";

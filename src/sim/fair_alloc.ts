@@ -23,7 +23,7 @@ import type { Scenario } from "./types.ts";
  *
  * @example
  * ```ts
- * import { fairAlloc } from "@apf/edge";
+ * import { fairAlloc } from "@apf/edge/sim";
  * fairAlloc([3, 7, 9, 1], 14); // [3, 5, 5, 1]
  * fairAlloc([1, 9, 7, 3], 21); // [1, 9, 7, 3]
  * ```
@@ -76,7 +76,7 @@ export function fairAlloc(demands: readonly number[], capacity: number): number[
  *
  * @example
  * ```ts
- * import { fairAlloc, scenarioFromJson, uniformDemands } from "@apf/edge";
+ * import { fairAlloc, scenarioFromJson, uniformDemands } from "@apf/edge/sim";
  * const scenario = scenarioFromJson({ clients: [{ threads: 8, execMs: 1, thinkMs: 1 }] });
  * uniformDemands(scenario, 1); // [4]
  * fairAlloc(uniformDemands(scenario, 1), scenario.priorityLevel.concurrencyLimit); // [4]

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { fairAlloc, parseScenario, runScenario, uniformDemands } from "@apf/edge";
+ * import { fairAlloc, parseScenario, runScenario, uniformDemands } from "@apf/edge/sim";
  * const scenario = parseScenario('{"durationMs": 10000}');
  * const result = runScenario(scenario);
  * const fair = fairAlloc(uniformDemands(scenario, 1), scenario.priorityLevel.concurrencyLimit);
@@ -35,3 +35,21 @@ export {
 } from "./scenario.ts";
 export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
 export { callbackBudget, runScenario, simulate, type SimulationRun } from "./run.ts";
+export type {
+  ConfigClientResult,
+  ConfigScenario,
+  ConfigScenarioClient,
+  ConfigSimulationResult,
+  LevelResult,
+  WaitSummary,
+} from "./config_types.ts";
+export {
+  configScenarioFromJson,
+  MAX_CONFIG_DURATION_MS,
+  MAX_CONFIG_THREADS,
+} from "./config_scenario.ts";
+export {
+  type ConfigRunOptions,
+  runConfigScenario,
+  type SimulationEstimator,
+} from "./config_run.ts";

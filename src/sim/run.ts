@@ -56,7 +56,7 @@ const CALLBACKS_PER_CALL = 5;
  *
  * @example
  * ```ts
- * import { callbackBudget, parseScenario } from "@apf/edge";
+ * import { callbackBudget, parseScenario } from "@apf/edge/sim";
  * callbackBudget(parseScenario("{}")); // 8 threads + 5 · 160 calls = 808
  * ```
  */
@@ -88,7 +88,7 @@ function threadStartMs(i: number, j: number): number {
  *
  * @example
  * ```ts
- * import { parseScenario, simulate } from "@apf/edge";
+ * import { parseScenario, simulate } from "@apf/edge/sim";
  * const run = simulate(parseScenario("{}"));
  * run.result.clients[0]?.averageSeats; // about [4]
  * ```
@@ -150,7 +150,7 @@ export function simulate(scenario: Scenario): SimulationRun {
  *
  * @example
  * ```ts
- * import { parseScenario, runScenario } from "@apf/edge";
+ * import { parseScenario, runScenario } from "@apf/edge/sim";
  * const result = runScenario(parseScenario('{"durationMs": 20000}'));
  * console.log(JSON.stringify(result));
  * ```

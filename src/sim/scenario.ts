@@ -47,7 +47,7 @@ const TWO_64 = 1n << 64n;
  *
  * @example
  * ```ts
- * import { parseScenario } from "@apf/edge";
+ * import { parseScenario } from "@apf/edge/sim";
  * const s = parseScenario('{"durationMs": 1000, "clients": [{"threads": 2}]}');
  * s.clients[0]!.flowHash; // 1001001001n
  * s.priorityLevel.queuing; // { queues: 9, queueLengthLimit: 8, handSize: 1 }
@@ -71,7 +71,7 @@ export function parseScenario(text: string): Scenario {
  *
  * @example
  * ```ts
- * import { scenarioFromJson } from "@apf/edge";
+ * import { scenarioFromJson } from "@apf/edge/sim";
  * scenarioFromJson({}).name; // "uniform-handsize-1"
  * ```
  */
