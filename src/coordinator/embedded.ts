@@ -62,12 +62,21 @@ export interface BorrowingAdjustment {
   levels: LevelAdjustment[];
 }
 
+/** Gives each priority level's queue set an observer (what `FlowcontrolMetrics` does). */
+export interface LevelObservers {
+  /** The observer of `priorityLevel`; `exempt` tells whether the level is exempt. */
+  observerFor(priorityLevel: string, options: { exempt: boolean }): QueueSetObserver;
+}
+
 /** Options of {@linkcode EmbeddedCoordinator}. */
 export interface EmbeddedCoordinatorOptions {
   /** The clock (default: {@linkcode systemClock}). */
   clock?: Clock;
-  /** An observer per level, for metrics (for example `FlowcontrolMetrics.observerFor`). */
-  observer?: (priorityLevel: string) => QueueSetObserver;
+  /**
+   * Metrics: an observer per level, for example a `FlowcontrolMetrics`
+   * (asked again when a level's type changes).
+   */
+  metrics?: LevelObservers;
   /** Receives errors thrown by observers; default: logged with `console.error`. */
   onError?: (error: unknown) => void;
   /** Told about every borrowing adjustment (after configuration and every 10 s). */
@@ -267,10 +276,12 @@ export class EmbeddedCoordinator implements Coordinator {
         changes.set(old, old.queueSet.beginConfigure(queueSetConfigOf(pl, old.current)));
         return;
       }
+      const metrics = this.#options.metrics;
       const qs = new QueueSet(queueSetConfigOf(pl, limits[i]!.initialCurrent), {
         clock: this.#clock,
         name: pl.name,
-        ...(this.#options.observer !== undefined && { observer: this.#options.observer(pl.name) }),
+        ...(metrics !== undefined &&
+          { observer: metrics.observerFor(pl.name, { exempt: pl.type === "Exempt" }) }),
         ...(this.#options.onError !== undefined && { onError: this.#options.onError }),
       });
       fresh.push(newLevel(pl, limits[i]!, qs));
@@ -282,6 +293,9 @@ export class EmbeddedCoordinator implements Coordinator {
     all.forEach((pl, i) => {
       const old = this.#levels.get(pl.name);
       const level = old ?? fresh[freshIndex++]!;
+      if (old !== undefined && old.effective.type !== pl.type) {
+        this.#options.metrics?.observerFor(pl.name, { exempt: pl.type === "Exempt" });
+      }
       level.effective = pl;
       level.limits = limits[i]!;
       level.quiescing = i >= next.priorityLevels.length;

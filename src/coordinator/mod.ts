@@ -10,8 +10,9 @@ export {
   EmbeddedCoordinator,
   type EmbeddedCoordinatorOptions,
   type LevelAdjustment,
+  type LevelObservers,
 } from "./embedded.ts";
-export { DroppedRequestsTracker } from "./retry_after.ts";
+export { DroppedRequestsTracker, MAX_RETRY_AFTER_SECONDS } from "./retry_after.ts";
 export {
   DEFAULT_QUEUE_WAIT_LIMIT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,

@@ -1,56 +1,109 @@
 /**
- * Retry-After per priority level (spec §7.4): Kubernetes' dropped-requests
- * tracker. Provisional port; replaced by the observe branch's version.
+ * The `Retry-After` value of a 429 (spec §7.4, Kubernetes'
+ * `droppedRequestsTracker`): per priority level, it doubles (up to 32 s)
+ * while drops stay heavy and decays by one second per second-with-drops
+ * when they become rare.
  *
  * @module
  */
 
-interface LevelDrops {
-  history: { unix: number; count: number }[];
-  currentUnix: number;
-  currentCount: number;
-  retryAfter: number;
-  lastIncreaseUnix: number;
+/** The largest `Retry-After`, in seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 32;
+
+/** Drops counted in one wall-clock second. */
+interface SecondCount {
+  unix: number;
+  requests: number;
 }
 
-const MAX_RETRY_AFTER = 32;
+/** One level's state. */
+class LevelDrops {
+  history: SecondCount[] = [];
+  currentUnix = 0;
+  currentCount = 0;
+  retryAfter = 1;
+  lastIncreaseUnix = 0;
 
-/** Tracks drops per level and derives each level's Retry-After (1 to 32 s). */
+  record(u: number): void {
+    if (u === this.currentUnix) {
+      this.currentCount++;
+      return;
+    }
+    // The second just ended joins the history (the very first call appends (0, 0)).
+    const ended = this.currentUnix;
+    this.history.push({ unix: ended, requests: this.currentCount });
+    const keep = Math.min(2 * this.retryAfter, MAX_RETRY_AFTER_SECONDS);
+    let drop = 0;
+    while (drop < this.history.length && ended - this.history[drop]!.unix > keep) drop++;
+    if (drop > 0) this.history.splice(0, drop);
+    this.currentUnix = u;
+    this.currentCount = 1;
+    this.#update(u);
+  }
+
+  #update(u: number): void {
+    const ra = this.retryAfter;
+    let dropped = 0;
+    for (const h of this.history) {
+      if (u - h.unix <= ra && h.unix < u) dropped += h.requests;
+    }
+    if (u - this.lastIncreaseUnix >= ra && dropped >= 3 * ra) {
+      this.retryAfter = Math.min(2 * ra, MAX_RETRY_AFTER_SECONDS);
+      this.lastIncreaseUnix = u;
+    } else if (dropped < ra && ra > 1) {
+      this.retryAfter = ra - 1;
+    }
+  }
+}
+
+/**
+ * Tracks rejected requests per priority level and derives their
+ * `Retry-After`. Time is passed in as integer Unix seconds (the caller
+ * reads its clock), so the tracker is deterministic.
+ *
+ * @example
+ * ```ts
+ * import { DroppedRequestsTracker } from "./retry_after.ts";
+ * const tracker = new DroppedRequestsTracker();
+ * for (let s = 100; s < 102; s++) {
+ *   for (let i = 0; i < 10; i++) tracker.recordDroppedRequest("workload-low", s);
+ * }
+ * tracker.retryAfter("workload-low"); // 2
+ * tracker.retryAfter("global-default"); // 1: never dropped
+ * ```
+ */
 export class DroppedRequestsTracker {
   #levels = new Map<string, LevelDrops>();
 
-  /** Records a dropped request of `priorityLevel` at integer Unix second `unixSeconds`. */
+  /**
+   * Records one rejected request of `priorityLevel` at `unixSeconds`.
+   * The value only changes when a drop happens in a new second (no decay
+   * without drops). Read {@linkcode DroppedRequestsTracker.retryAfter}
+   * after recording, as Kubernetes does.
+   *
+   * @throws {TypeError} when `priorityLevel` is not a string.
+   * @throws {RangeError} when `unixSeconds` is not a safe integer.
+   */
   recordDroppedRequest(priorityLevel: string, unixSeconds: number): void {
-    let s = this.#levels.get(priorityLevel);
-    if (s === undefined) {
-      s = { history: [], currentUnix: 0, currentCount: 0, retryAfter: 1, lastIncreaseUnix: 0 };
-      this.#levels.set(priorityLevel, s);
+    if (typeof priorityLevel !== "string") {
+      throw new TypeError(
+        `Cannot record a dropped request: priorityLevel must be a string, got ${typeof priorityLevel}`,
+      );
     }
-    const u = unixSeconds;
-    if (u === s.currentUnix) {
-      s.currentCount++;
-      return;
+    if (!Number.isSafeInteger(unixSeconds)) {
+      throw new RangeError(
+        `Cannot record a dropped request: unixSeconds must be an integer, got ${unixSeconds}`,
+      );
     }
-    s.history.push({ unix: s.currentUnix, count: s.currentCount });
-    const horizon = Math.min(2 * s.retryAfter, MAX_RETRY_AFTER);
-    let drop = 0;
-    while (drop < s.history.length && s.currentUnix - s.history[drop]!.unix > horizon) drop++;
-    if (drop > 0) s.history.splice(0, drop);
-    s.currentUnix = u;
-    s.currentCount = 1;
-    let dropped = 0;
-    for (const e of s.history) {
-      if (u - e.unix <= s.retryAfter && e.unix < u) dropped += e.count;
+    let level = this.#levels.get(priorityLevel);
+    if (level === undefined) {
+      level = new LevelDrops();
+      this.#levels.set(priorityLevel, level);
     }
-    if (u - s.lastIncreaseUnix >= s.retryAfter && dropped >= 3 * s.retryAfter) {
-      s.retryAfter = Math.min(2 * s.retryAfter, MAX_RETRY_AFTER);
-      s.lastIncreaseUnix = u;
-    } else if (dropped < s.retryAfter && s.retryAfter > 1) {
-      s.retryAfter--;
-    }
+    level.record(unixSeconds);
   }
 
-  /** The Retry-After of `priorityLevel` in seconds: 1 when it never dropped a request. */
+  /** The `Retry-After` of `priorityLevel`, in whole seconds (1 when it never dropped). */
   retryAfter(priorityLevel: string): number {
     return this.#levels.get(priorityLevel)?.retryAfter ?? 1;
   }

@@ -1,0 +1,283 @@
+/**
+ * The three debug dumps of Kubernetes' APF controller (spec §9.1,
+ * `/debug/api_priority_and_fairness/dump_*`), rendered from a
+ * {@linkcode CoordinatorSnapshot}: in Kubernetes' text format (rows of
+ * `",\t"`-joined values through Go's tabwriter with minwidth 8, padding 1)
+ * and as plain JSON-ready objects with the same columns in camelCase.
+ *
+ * @module
+ */
+
+import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../fairqueuing/seat_seconds.ts";
+import type { RequestSnapshot } from "../fairqueuing/types.ts";
+import { formatGoDuration, formatRfc3339Nano, GO_ZERO_TIME, wallTimeNs } from "./_go_format.ts";
+import { DUMP_TABWRITER, tabwrite } from "./_tabwriter.ts";
+import type { CoordinatorSnapshot } from "./types.ts";
+
+/** One row of `dump_priority_levels`. */
+export interface PriorityLevelDumpRow {
+  /** `PriorityLevelName`. */
+  priorityLevelName: string;
+  /** `ActiveQueues`: queues with at least one waiting request. */
+  activeQueues: number;
+  /** `IsIdle`: nothing waits or executes. */
+  isIdle: boolean;
+  /** `IsQuiescing`: the level was removed and drains. */
+  isQuiescing: boolean;
+  /** `WaitingRequests`. */
+  waitingRequests: number;
+  /** `ExecutingRequests`. */
+  executingRequests: number;
+  /** `DispatchedRequests`: executions started, ever. */
+  dispatchedRequests: number;
+  /** `RejectedRequests`: queue-full + concurrency-limit + time-out, ever. */
+  rejectedRequests: number;
+  /** `TimedoutRequests`: always 0, as in Kubernetes. */
+  timedoutRequests: number;
+  /** `CancelledRequests`: requests cancelled while waiting, ever. */
+  cancelledRequests: number;
+}
+
+/** One row of `dump_queues`. */
+export interface QueueDumpRow {
+  /** `PriorityLevelName`. */
+  priorityLevelName: string;
+  /** `Index`. */
+  index: number;
+  /** `PendingRequests`: waiting requests. */
+  pendingRequests: number;
+  /** `ExecutingRequests`. */
+  executingRequests: number;
+  /** `SeatsInUse`, lingering final seats included. */
+  seatsInUse: number;
+  /** `NextDispatchR`, in seat-seconds (text: `0.00300000ss`). */
+  nextDispatchR: number;
+  /** `InitialSeatsSum` of the waiting requests. */
+  initialSeatsSum: number;
+  /** `MaxSeatsSum` of the waiting requests. */
+  maxSeatsSum: number;
+  /** `TotalWorkSum` of the waiting requests, in seat-seconds. */
+  totalWorkSum: number;
+}
+
+/** The `includeRequestDetails` columns of a `dump_requests` row. */
+export interface RequestDumpDetails {
+  /** `UserName`. */
+  userName: string;
+  /** `Verb`. */
+  verb: string;
+  /** `APIPath`. */
+  apiPath: string;
+  /** `Namespace`. */
+  namespace: string;
+  /** `Name`. */
+  name: string;
+  /** `APIVersion`: `group/version`, or `version` for the core group. */
+  apiVersion: string;
+  /** `Resource`. */
+  resource: string;
+  /** `SubResource`. */
+  subResource: string;
+}
+
+/** One row of `dump_requests`. */
+export interface RequestDumpRow {
+  /** `PriorityLevelName`. */
+  priorityLevelName: string;
+  /** `FlowSchemaName`. */
+  flowSchemaName: string;
+  /** `QueueIndex`, -1 for requests executing without a queue. */
+  queueIndex: number;
+  /** `RequestIndexInQueue`: position while waiting, -1 once executing. */
+  requestIndexInQueue: number;
+  /** `FlowDistingsher` (sic in Kubernetes). */
+  flowDistinguisher: string;
+  /** `ArriveTime`, RFC3339Nano in UTC. */
+  arriveTime: string;
+  /** `InitialSeats`. */
+  initialSeats: number;
+  /** `FinalSeats`. */
+  finalSeats: number;
+  /** `AdditionalLatency` in ms (text: a Go duration such as `1.5s`). */
+  additionalLatencyMs: number;
+  /** `StartTime`, RFC3339Nano in UTC, or `null` while waiting (text: `0001-01-01T00:00:00Z`). */
+  startTime: string | null;
+  /** With `includeRequestDetails`: who and what. */
+  details?: RequestDumpDetails;
+}
+
+/** Options of {@linkcode dumpRequests} and {@linkcode dumpRequestsJson}. */
+export interface DumpRequestsOptions {
+  /** Add the user and request-info columns (Kubernetes' `?includeRequestDetails=1`). */
+  includeRequestDetails?: boolean;
+}
+
+/** The `dump_priority_levels` rows, sorted by level name. */
+export function dumpPriorityLevelsJson(snapshot: CoordinatorSnapshot): PriorityLevelDumpRow[] {
+  const levels = [...snapshot.levels].sort((
+    a,
+    b,
+  ) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return levels.map((pl) => {
+    const qs = pl.queueSet;
+    return {
+      priorityLevelName: pl.name,
+      activeQueues: qs.queues.filter((q) => q.waitingRequests > 0).length,
+      isIdle: qs.isIdle,
+      isQuiescing: pl.quiescing,
+      waitingRequests: qs.waitingRequests,
+      executingRequests: qs.executingRequests,
+      dispatchedRequests: qs.dispatched,
+      rejectedRequests: qs.rejected["queue-full"] + qs.rejected["concurrency-limit"] +
+        qs.rejected["time-out"],
+      timedoutRequests: 0,
+      cancelledRequests: qs.rejected.cancelled,
+    };
+  });
+}
+
+/** The `dump_queues` rows: every queue of every level (exempt and reject levels have none). */
+export function dumpQueuesJson(snapshot: CoordinatorSnapshot): QueueDumpRow[] {
+  return snapshot.levels.flatMap((pl) =>
+    pl.queueSet.queues.map((q) => ({
+      priorityLevelName: pl.name,
+      index: q.index,
+      pendingRequests: q.waitingRequests,
+      executingRequests: q.executingRequests,
+      seatsInUse: q.seatsInUse,
+      nextDispatchR: q.nextDispatchR,
+      initialSeatsSum: q.waitingInitialSeats,
+      maxSeatsSum: q.waitingSeats,
+      totalWorkSum: q.waitingWork,
+    }))
+  );
+}
+
+/**
+ * The `dump_requests` rows: per level, for each queue its waiting requests
+ * then its executing ones, then the requests executing without a queue.
+ * The snapshot must have been taken with `includeRequests` (levels without
+ * request lists contribute no rows).
+ */
+export function dumpRequestsJson(
+  snapshot: CoordinatorSnapshot,
+  options: DumpRequestsOptions = {},
+): RequestDumpRow[] {
+  const details = options.includeRequestDetails === true;
+  const time = (t: number): string =>
+    formatRfc3339Nano(wallTimeNs(snapshot.wallClockMs, snapshot.nowMs, t));
+  const row = (pl: string, r: RequestSnapshot): RequestDumpRow => {
+    const out: RequestDumpRow = {
+      priorityLevelName: pl,
+      flowSchemaName: r.descriptor.flowSchema,
+      queueIndex: r.queueIndex,
+      requestIndexInQueue: r.indexInQueue,
+      flowDistinguisher: r.descriptor.distinguisher,
+      arriveTime: time(r.arrivalMs),
+      initialSeats: r.initialSeats,
+      finalSeats: r.finalSeats,
+      additionalLatencyMs: r.additionalLatencyMs,
+      startTime: r.startMs === null ? null : time(r.startMs),
+    };
+    if (details) {
+      const d = r.descriptor.details;
+      out.details = {
+        userName: d?.user ?? "",
+        verb: d?.verb ?? "",
+        apiPath: d?.path ?? "",
+        namespace: d?.namespace ?? "",
+        name: d?.name ?? "",
+        apiVersion: d === undefined || d.apiGroup === ""
+          ? d?.apiVersion ?? ""
+          : `${d.apiGroup}/${d.apiVersion}`,
+        resource: d?.resource ?? "",
+        subResource: d?.subresource ?? "",
+      };
+    }
+    return out;
+  };
+  const rows: RequestDumpRow[] = [];
+  for (const pl of snapshot.levels) {
+    for (const q of pl.queueSet.queues) {
+      for (const r of q.requests ?? []) rows.push(row(pl.name, r));
+    }
+    for (const r of pl.queueSet.unqueuedRequests ?? []) rows.push(row(pl.name, r));
+  }
+  return rows;
+}
+
+const ss = (x: number): string => formatSeatSeconds(Math.round(x * SEAT_SECONDS_SCALE));
+
+/** Renders rows of cells the way Kubernetes does: `",\t"`-joined, through the tabwriter. */
+function render(rows: Array<Array<string | number | boolean>>): string {
+  return tabwrite(rows.map((r) => r.join(",\t") + "\n").join(""), DUMP_TABWRITER);
+}
+
+/**
+ * `dump_priority_levels` in Kubernetes' text format.
+ *
+ * @example
+ * ```ts ignore
+ * dumpPriorityLevels(coordinator.snapshot());
+ * // PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ...
+ * // catch-all,         0,            true,   false,       0,               ...
+ * ```
+ */
+export function dumpPriorityLevels(snapshot: CoordinatorSnapshot): string {
+  return render([
+    // deno-fmt-ignore
+    ["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests"],
+    ...dumpPriorityLevelsJson(snapshot).map((r) => Object.values(r)),
+  ]);
+}
+
+/** `dump_queues` in Kubernetes' text format. */
+export function dumpQueues(snapshot: CoordinatorSnapshot): string {
+  return render([
+    // deno-fmt-ignore
+    ["PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse", "NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum"],
+    ...dumpQueuesJson(snapshot).map((r) => [
+      r.priorityLevelName,
+      r.index,
+      r.pendingRequests,
+      r.executingRequests,
+      r.seatsInUse,
+      ss(r.nextDispatchR),
+      r.initialSeatsSum,
+      r.maxSeatsSum,
+      ss(r.totalWorkSum),
+    ]),
+  ]);
+}
+
+/** `dump_requests` in Kubernetes' text format (take the snapshot with `includeRequests`). */
+export function dumpRequests(
+  snapshot: CoordinatorSnapshot,
+  options: DumpRequestsOptions = {},
+): string {
+  // deno-fmt-ignore
+  const header = ["PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue", "FlowDistingsher", "ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency", "StartTime"];
+  if (options.includeRequestDetails === true) {
+    // deno-fmt-ignore
+    header.push("UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource", "SubResource");
+  }
+  return render([
+    header,
+    ...dumpRequestsJson(snapshot, options).map((r) => {
+      const cells: Array<string | number> = [
+        r.priorityLevelName,
+        r.flowSchemaName,
+        r.queueIndex,
+        r.requestIndexInQueue,
+        r.flowDistinguisher,
+        r.arriveTime,
+        r.initialSeats,
+        r.finalSeats,
+        formatGoDuration(r.additionalLatencyMs),
+        r.startTime ?? GO_ZERO_TIME,
+      ];
+      if (r.details !== undefined) cells.push(...Object.values(r.details));
+      return cells;
+    }),
+  ]);
+}

@@ -1,0 +1,41 @@
+/**
+ * Observability: a Prometheus registry, the `apiserver_flowcontrol_*`
+ * metrics (recorded through queue-set observers and read from coordinator
+ * snapshots at scrape time), and Kubernetes' debug dumps.
+ *
+ * @module
+ */
+
+export { type Metric, PROMETHEUS_CONTENT_TYPE, Registry } from "./registry.ts";
+export {
+  Counter,
+  CounterChild,
+  Gauge,
+  GaugeChild,
+  Histogram,
+  HistogramChild,
+  type HistogramOptions,
+  type MetricOptions,
+} from "./metrics.ts";
+export {
+  FlowcontrolMetrics,
+  type FlowcontrolMetricsOptions,
+  QUEUE_LENGTH_BUCKETS,
+  REQUEST_DURATION_BUCKETS,
+  WORK_ESTIMATED_SEATS_BUCKETS,
+} from "./flowcontrol_metrics.ts";
+export { PriorityLevelObserver, type RequestFamilies } from "./level_observer.ts";
+export {
+  dumpPriorityLevels,
+  dumpPriorityLevelsJson,
+  dumpQueues,
+  dumpQueuesJson,
+  dumpRequests,
+  dumpRequestsJson,
+  type DumpRequestsOptions,
+  type PriorityLevelDumpRow,
+  type QueueDumpRow,
+  type RequestDumpDetails,
+  type RequestDumpRow,
+} from "./dumps.ts";
+export type { CoordinatorSnapshot, DemandSnapshot, PriorityLevelSnapshot } from "./types.ts";
