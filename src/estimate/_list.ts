@@ -118,8 +118,8 @@ export function listEstimator(
       consistentReadsFromCache: flags.consistentReadsFromCache,
     });
     const fromCache = info.verb === "watch" || !fromStorage;
-    const fieldSelector = input.query === undefined ? info.fieldSelector : params.fieldSelector;
-    const labelSelector = input.query === undefined ? info.labelSelector : params.labelSelector;
+    const fieldSelector = params.fieldSelector;
+    const labelSelector = params.labelSelector;
     const selected = (fieldSelector !== undefined && fieldSelector !== "") ||
       (labelSelector !== undefined && labelSelector !== "");
 

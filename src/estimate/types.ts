@@ -19,8 +19,8 @@ export interface EstimateInput {
    * parameters; the list estimator reads its list options (`limit`,
    * `resourceVersion`, `resourceVersionMatch`, `continue`,
    * `sendInitialEvents`, the selectors) from it with Go's `url.ParseQuery`
-   * rules. Omitted: no list options, except the selectors recorded in
-   * `requestInfo`.
+   * rules. Omitted: no list options (selectors alone would not change an
+   * estimate: they matter only with a `limit`).
    */
   query?: string | URLSearchParams;
   /** The name of the FlowSchema that matched. */
