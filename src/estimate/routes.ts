@@ -206,7 +206,7 @@ function compileMethods(
   if (!Array.isArray(list) || list.length === 0) {
     throw new TypeError(
       `Cannot ${WHAT}: ${at}.method must be a method name or a non-empty array of them, got ${
-        show(method)
+        Array.isArray(method) ? JSON.stringify(method) : show(method)
       }`,
     );
   }
