@@ -8,6 +8,7 @@
 
 import { show } from "../classify/_path_segments.ts";
 import { kubernetesEstimator } from "./kubernetes.ts";
+import { type PatternSegment, RouteTrie, type TrieEntry } from "./_route_trie.ts";
 import type { EstimateInput, ResolvedWorkEstimate, WorkEstimator } from "./types.ts";
 
 /** The cost of the requests matching a route. */
@@ -30,16 +31,8 @@ export interface RouteCost {
   additionalLatencyMs?: number;
 }
 
-const WILDCARD = -1;
-const PARAM = -2;
-
-interface CompiledRouteCost {
-  /** Upper-case methods, or undefined for any. */
-  methods: ReadonlySet<string> | undefined;
-  /** Literal segment text, or "" for a parameter or the wildcard. */
-  literals: readonly string[];
-  /** Per segment: PARAM, WILDCARD, or 0 for a literal. */
-  kinds: readonly number[];
+interface CompiledRouteCost extends TrieEntry {
+  segments: readonly PatternSegment[];
   seats: number;
   finalSeats: number;
   additionalLatencyMs: number;
@@ -92,53 +85,13 @@ export function routeCostEstimator(
   }
   const compiled = routes.map(compileRouteCost);
   const otherwise = fallback ?? kubernetesEstimator();
-  // Routes by first literal segment, each list merged in order with the routes whose first
-  // segment is not a literal: a request scans only the routes that can match its first segment.
-  const generic = compiled.filter((r) => r.kinds[0] !== 0);
-  const byFirst = new Map<string, CompiledRouteCost[]>();
-  for (const r of compiled) {
-    const first = r.kinds[0] === 0 ? r.literals[0]! : undefined;
-    if (first !== undefined && !byFirst.has(first)) {
-      byFirst.set(first, compiled.filter((s) => s.kinds[0] !== 0 || s.literals[0] === first));
-    }
-  }
+  const trie = new RouteTrie<CompiledRouteCost>();
+  for (const route of compiled) trie.add(route.segments, route);
 
   return function routeCost(input: EstimateInput): ResolvedWorkEstimate {
-    const path = input.requestInfo.path;
-    const from = path.charCodeAt(0) === 0x2f ? 1 : 0;
-    let end = path.indexOf("/", from);
-    if (end < 0) end = path.length;
-    const candidates = byFirst.size === 0 ? generic : byFirst.get(path.slice(from, end)) ?? generic;
-    for (const route of candidates) {
-      if (route.methods !== undefined && !route.methods.has(input.method)) continue;
-      if (matches(route, path, from)) return cost(route, input.maxSeats);
-    }
-    return otherwise(input);
+    const route = trie.find(input.method, input.requestInfo.path);
+    return route === undefined ? otherwise(input) : cost(route, input.maxSeats);
   };
-}
-
-function matches(route: CompiledRouteCost, path: string, from: number): boolean {
-  const { kinds, literals } = route;
-  const n = kinds.length;
-  // "/" (no segments) matches only the root.
-  if (n === 0) return from >= path.length;
-  let pos = from;
-  for (let i = 0; i < n; i++) {
-    // Past the end: the path has fewer segments (or lacks the slash before a wildcard).
-    if (pos > path.length) return false;
-    const kind = kinds[i]!;
-    if (kind === WILDCARD) return true;
-    let end = path.indexOf("/", pos);
-    if (end < 0) end = path.length;
-    if (kind === PARAM) {
-      if (end === pos) return false;
-    } else {
-      const literal = literals[i]!;
-      if (end - pos !== literal.length || !path.startsWith(literal, pos)) return false;
-    }
-    pos = end + 1;
-  }
-  return pos === path.length + 1;
 }
 
 function cost(route: CompiledRouteCost, maxSeats: number): ResolvedWorkEstimate {
@@ -165,32 +118,27 @@ function compileRouteCost(route: RouteCost, index: number): CompiledRouteCost {
       `Cannot ${WHAT}: ${at}.pattern must be a string starting with "/", got ${show(pattern)}`,
     );
   }
-  const literals: string[] = [];
-  const kinds: number[] = [];
-  const segments = pattern === "/" ? [] : pattern.slice(1).split("/");
-  segments.forEach((segment, i) => {
+  const parts = pattern === "/" ? [] : pattern.slice(1).split("/");
+  const segments = parts.map((segment, i): PatternSegment => {
     const bad = (why: string): never => {
       throw new TypeError(`Cannot ${WHAT}: ${at}.pattern ${show(pattern)}: ${why}`);
     };
     if (segment === "") bad(`segment ${i + 1} is empty`);
     if (segment === "*") {
-      if (i !== segments.length - 1) bad(`"*" must be the last segment`);
-      kinds.push(WILDCARD);
-      literals.push("");
-    } else if (segment.startsWith(":")) {
-      if (segment.length === 1) bad(`parameter ${i + 1} has no name`);
-      kinds.push(PARAM);
-      literals.push("");
-    } else {
-      if (segment.includes("*")) bad(`"*" must be a whole segment, got ${show(segment)}`);
-      kinds.push(0);
-      literals.push(segment);
+      if (i !== parts.length - 1) bad(`"*" must be the last segment`);
+      return "wildcard";
     }
+    if (segment.startsWith(":")) {
+      if (segment.length === 1) bad(`parameter ${i + 1} has no name`);
+      return "param";
+    }
+    if (segment.includes("*")) bad(`"*" must be a whole segment, got ${show(segment)}`);
+    return { literal: segment };
   });
   return {
+    index,
     methods: compileMethods(at, route.method),
-    literals,
-    kinds,
+    segments,
     seats: integerAtLeast(at, "seats", route.seats, 1, 1),
     finalSeats: integerAtLeast(at, "finalSeats", route.finalSeats, 0, 0),
     additionalLatencyMs: latency(at, route.additionalLatencyMs),

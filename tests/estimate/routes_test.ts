@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { kubernetesEstimator } from "../../src/estimate/kubernetes.ts";
 import { type RouteCost, routeCostEstimator } from "../../src/estimate/routes.ts";
 import type { ResolvedWorkEstimate, WorkEstimator } from "../../src/estimate/types.ts";
@@ -222,5 +223,59 @@ Deno.test("routeCostEstimator rejects bad routes with the received value", () =>
   assert.throws(
     () => routeCostEstimator([], "fallback" as never),
     new TypeError(`${what}: fallback must be a function, got "fallback"`),
+  );
+});
+
+/** The reference: try every route in order, segment by segment. */
+function naiveMatch(routes: readonly RouteCost[], method: string, path: string): number {
+  const rest = path.startsWith("/") ? path.slice(1) : path;
+  const parts = rest === "" ? [] : rest.split("/");
+  return routes.findIndex((route) => {
+    const methods = route.method === undefined
+      ? undefined
+      : [route.method].flat().map((m) => m.toUpperCase());
+    if (methods !== undefined && !methods.includes(method)) return false;
+    const segments = route.pattern === "/" ? [] : route.pattern.slice(1).split("/");
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i]!;
+      // The wildcard needs the slash before it: path "/a" has no segment after "a".
+      if (segment === "*") return rest === "" ? i === 0 : i < parts.length;
+      if (i >= parts.length) return false;
+      if (segment.startsWith(":") ? parts[i] === "" : parts[i] !== segment) return false;
+    }
+    return segments.length === parts.length;
+  });
+}
+
+Deno.test("routeCostEstimator picks the same route as trying each route in order", () => {
+  const segment = fc.constantFrom("a", "b", "ab", ":p", ":q");
+  const pattern = fc.tuple(fc.array(segment, { maxLength: 3 }), fc.boolean()).map(
+    ([segments, wildcard]) => "/" + [...segments, ...(wildcard ? ["*"] : [])].join("/"),
+  );
+  const route = fc.record({
+    method: fc.option(fc.constantFrom("GET", "post", ["PUT", "GET"]), { nil: undefined }),
+    pattern,
+  });
+  const path = fc.array(fc.constantFrom("a", "b", "ab", "c", ""), { maxLength: 4 }).map((p) =>
+    "/" + p.join("/")
+  );
+  fc.assert(
+    fc.property(
+      fc.array(route, { maxLength: 8 }),
+      path,
+      fc.constantFrom("GET", "POST", "PUT"),
+      (routes, p, method) => {
+        const clean = routes.map((r, i) => {
+          const rc: RouteCost = { pattern: r.pattern, seats: i + 1 };
+          if (r.method !== undefined) rc.method = r.method;
+          return rc;
+        });
+        const expected = naiveMatch(clean, method, p);
+        const work = routeCostEstimator(clean, MARK)(input(method, p, 0));
+        const got = work.finalSeats === 99 ? -1 : work.initialSeats - 1;
+        assert.equal(got, expected, `${method} ${p} in ${JSON.stringify(clean)}`);
+      },
+    ),
+    { numRuns: 2000 },
   );
 });
