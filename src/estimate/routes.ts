@@ -13,7 +13,10 @@ import type { EstimateInput, ResolvedWorkEstimate, WorkEstimator } from "./types
 
 /** The cost of the requests matching a route. */
 export interface RouteCost {
-  /** HTTP method or methods (case-insensitive); default: any. */
+  /**
+   * HTTP method or methods, in any case (compared upper-cased with the
+   * request's `method`, which is upper case); default: any method.
+   */
   method?: string | readonly string[];
   /**
    * Path pattern: `/`-separated literal segments, `:param` segments (one
