@@ -12,17 +12,42 @@ export const FIELD_SELECTOR = 1;
 export const LABEL_SELECTOR = 2;
 export const LIMIT = 3;
 export const TIMEOUT_SECONDS = 4;
-export const KEYS = ["watch", "fieldSelector", "labelSelector", "limit", "timeoutSeconds"];
+export const RESOURCE_VERSION = 5;
+export const RESOURCE_VERSION_MATCH = 6;
+export const CONTINUE = 7;
+export const SEND_INITIAL_EVENTS = 8;
+/** The parameters RequestInfo reads. */
+export const KEYS: readonly string[] = [
+  "watch",
+  "fieldSelector",
+  "labelSelector",
+  "limit",
+  "timeoutSeconds",
+];
+/** {@linkcode KEYS} and the parameters the list work estimator also reads, in slot order. */
+export const LIST_OPTION_KEYS: readonly string[] = [
+  ...KEYS,
+  "resourceVersion",
+  "resourceVersionMatch",
+  "continue",
+  "sendInitialEvents",
+];
 
 /** First values of the ListOptions parameters whose decoding can matter. */
 export class ListParams {
-  readonly #values: (string | undefined)[] = [
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-  ];
+  readonly #keys: readonly string[];
+  readonly #values: (string | undefined)[];
+
+  /** Reads the parameters in `keys` (default {@linkcode KEYS}); slots are indexes into it. */
+  constructor(keys: readonly string[] = KEYS) {
+    this.#keys = keys;
+    this.#values = keys.map(() => undefined);
+  }
+
+  /** The first value of the parameter in `slot`, if present and well escaped. */
+  value(slot: number): string | undefined {
+    return this.#values[slot];
+  }
 
   get watch(): string | undefined {
     return this.#values[WATCH];
@@ -40,7 +65,8 @@ export class ListParams {
     for (let k = 0; k < values.length; k++) values[k] = undefined;
     if (query === undefined) return;
     if (typeof query !== "string") {
-      for (let k = 0; k < KEYS.length; k++) values[k] = query.get(KEYS[k]!) ?? undefined;
+      const keys = this.#keys;
+      for (let k = 0; k < keys.length; k++) values[k] = query.get(keys[k]!) ?? undefined;
       return;
     }
     const n = query.length;
@@ -60,7 +86,7 @@ export class ListParams {
       if (c === 0x3b) return; // Go 1.17+ drops pairs containing ";".
       if (c === 0x3d && eq === to) eq = i;
     }
-    const slot = keySlot(query, from, eq);
+    const slot = keySlot(this.#keys, query, from, eq);
     if (slot < 0 || this.#values[slot] !== undefined) return;
     const value = urlUnescape(eq < to ? query.slice(eq + 1, to) : "", true);
     if (value !== undefined) this.#values[slot] = value;
@@ -75,7 +101,12 @@ export class ListParams {
   }
 }
 
-export function keySlot(query: string, from: number, to: number): number {
+export function keySlot(
+  keys: readonly string[],
+  query: string,
+  from: number,
+  to: number,
+): number {
   let key: string | undefined;
   for (let i = from; i < to; i++) {
     const c = query.charCodeAt(i);
@@ -85,8 +116,8 @@ export function keySlot(query: string, from: number, to: number): number {
       break;
     }
   }
-  for (let k = 0; k < KEYS.length; k++) {
-    const name = KEYS[k]!;
+  for (let k = 0; k < keys.length; k++) {
+    const name = keys[k]!;
     if (
       key === undefined ? name.length === to - from && query.startsWith(name, from) : key === name
     ) {
@@ -129,10 +160,18 @@ export function isPathSegmentName(name: string): boolean {
 
 /**
  * The value the selector requires for `metadata.name`, `null` if none,
- * `false` if the selector does not parse. Go sorts the raw terms and takes
- * the first `metadata.name` equality, so the byte-wise smallest term wins.
+ * `false` if the selector does not parse.
  */
 export function exactMetadataName(selector: string): string | null | false {
+  return exactFieldValue(selector, "metadata.name");
+}
+
+/**
+ * The value the selector requires for `field` (`RequiresExactMatch`), `null`
+ * if none, `false` if the selector does not parse. Go sorts the raw terms and
+ * takes the first equality on the field, so the byte-wise smallest term wins.
+ */
+export function exactFieldValue(selector: string, field: string): string | null | false {
   let best: string | null = null;
   let start = 0;
   let escaped = false;
@@ -154,7 +193,7 @@ export function exactMetadataName(selector: string): string | null | false {
       const isEquality = selector.charCodeAt(at) === 0x3d;
       const valueFrom = at + (!isEquality || selector.charCodeAt(at + 1) === 0x3d ? 2 : 1);
       if (!isFieldValue(selector, valueFrom, i)) return false;
-      if (isEquality && at - start === 13 && selector.startsWith("metadata.name", start)) {
+      if (isEquality && at - start === field.length && selector.startsWith(field, start)) {
         const term = selector.slice(start, i);
         if (best === null || goLess(term, best)) best = term;
       }
@@ -162,7 +201,7 @@ export function exactMetadataName(selector: string): string | null | false {
     start = i + 1;
   }
   if (best === null) return null;
-  const opEnd = best.startsWith("==", 13) ? 15 : 14;
+  const opEnd = field.length + (best.startsWith("==", field.length) ? 2 : 1);
   const value = best.slice(opEnd);
   return value.includes("\\") ? value.replace(/\\(.)/gs, "$1") : value;
 }
