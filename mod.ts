@@ -184,6 +184,27 @@ export {
   type SeatRequestOptions,
 } from "./src/coordinator/mod.ts";
 export {
+  defaultWorkEstimatorConfig,
+  type DefaultWorkEstimatorConfigOptions,
+  type EstimateInput,
+  type ForgetWatch,
+  kubernetesEstimator,
+  type KubernetesEstimatorOptions,
+  OBJECT_COUNT_PRUNE_INTERVAL_MS,
+  OBJECT_COUNT_STALE_AFTER_MS,
+  objectCountKey,
+  type ObjectCountSource,
+  ObjectCountTracker,
+  type ObjectStats,
+  type ResolvedWorkEstimate,
+  type RouteCost,
+  routeCostEstimator,
+  type WatchCountSource,
+  WatchTracker,
+  type WorkEstimator,
+  type WorkEstimatorConfig,
+} from "./src/estimate/mod.ts";
+export {
   type CoordinatorSnapshot,
   Counter,
   CounterChild,

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { roundHalfAwayFromZero } from "../config/borrowing.ts";
+import { durationPerSeatMs, seatsTimesDuration } from "../_shared/seat_seconds.ts";
 import type { EstimateInput, ResolvedWorkEstimate } from "./types.ts";
 import type { WatchCountSource } from "./watch_tracker.ts";
 import type { WorkEstimatorConfig } from "./work_estimator_config.ts";
@@ -21,7 +21,7 @@ export function mutatingEstimator(
   const limitSeats = config.maximumMutatingSeatsLimit;
   const watchesPerSeat = config.watchesPerSeat;
   const threshold = Math.trunc(watchesPerSeat);
-  const eventNs = roundHalfAwayFromZero(config.eventAdditionalDurationMs * 1e6);
+  const eventMs = config.eventAdditionalDurationMs;
 
   return function estimateMutating(input: EstimateInput): ResolvedWorkEstimate {
     const info = input.requestInfo;
@@ -46,11 +46,9 @@ export function mutatingEstimator(
       : limitSeats;
     const wanted = Math.ceil(count / watchesPerSeat);
     // Capping the width keeps the final work: the seats are held longer instead.
-    // Work and duration are quantized as Kubernetes' SeatsTimesDuration (units of
-    // 10 ns·seat) and DurationPerSeat (whole ns, truncated) do, as in seat_seconds.ts.
-    const work = roundHalfAwayFromZero((wanted * eventNs) / 10);
+    const work = seatsTimesDuration(wanted, eventMs);
     const finalSeats = wanted > maxSeats ? maxSeats : wanted;
-    const additionalLatencyMs = Math.trunc((work / finalSeats) * 10) / 1e6;
+    const additionalLatencyMs = durationPerSeatMs(work, finalSeats);
     return { initialSeats: minSeats, finalSeats, additionalLatencyMs };
   };
 }

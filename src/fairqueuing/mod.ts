@@ -16,7 +16,7 @@ export {
   SEAT_SECONDS_SCALE,
   seatSecondsToFloat,
   seatsTimesDuration,
-} from "./seat_seconds.ts";
+} from "../_shared/seat_seconds.ts";
 export {
   Integrator,
   type IntegratorResults,

@@ -75,7 +75,11 @@ import {
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { Integrator, type IntegratorResults } from "./integrator.ts";
 import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
-import { durationPerSeatMs, seatSecondsToFloat, seatsTimesDuration } from "./seat_seconds.ts";
+import {
+  durationPerSeatMs,
+  seatSecondsToFloat,
+  seatsTimesDuration,
+} from "../_shared/seat_seconds.ts";
 import type {
   FlowHash,
   QueueSetConfig,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../fairqueuing/seat_seconds.ts";
+import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../_shared/seat_seconds.ts";
 import type { RequestSnapshot } from "../fairqueuing/types.ts";
 import { formatGoDuration, formatRfc3339Nano, GO_ZERO_TIME, wallTimeNs } from "./_go_format.ts";
 import { DUMP_TABWRITER, tabwrite } from "./_tabwriter.ts";

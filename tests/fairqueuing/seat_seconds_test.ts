@@ -7,7 +7,7 @@ import {
   SEAT_SECONDS_SCALE,
   seatSecondsToFloat,
   seatsTimesDuration,
-} from "../../src/fairqueuing/seat_seconds.ts";
+} from "../../src/_shared/seat_seconds.ts";
 
 Deno.test("seatsTimesDuration counts 1e-8 seat-seconds (spec §4.2 vectors)", () => {
   assert.equal(SEAT_SECONDS_SCALE, 100_000_000);

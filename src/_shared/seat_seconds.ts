@@ -9,7 +9,7 @@
  * @module
  */
 
-import { roundHalfAwayFromZero } from "../_shared/numbers.ts";
+import { roundHalfAwayFromZero } from "./numbers.ts";
 
 /** Seat-seconds units per seat-second: values count 1e-8 seat-seconds. */
 export const SEAT_SECONDS_SCALE = 1e8;
