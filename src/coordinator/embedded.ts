@@ -16,7 +16,11 @@ import {
 } from "../config/mod.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
-import type { QueueSetObserver, SnapshotOptions } from "../fairqueuing/types.ts";
+import type {
+  QueueSetObserver,
+  SnapshotOptions,
+  StartRequestInit,
+} from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
 import { borrowingInput, type Level, newLevel, queueSetConfigOf } from "./_level.ts";
 import { EmbeddedSeat } from "./_seat.ts";
@@ -107,6 +111,7 @@ export class EmbeddedCoordinator implements Coordinator {
   #timer: Timer | null = null;
   #closed = false;
   #released = (priorityLevel: string): void => this.#maybeReap(priorityLevel);
+  #init: { [K in keyof StartRequestInit]: StartRequestInit[K] | undefined } = {};
 
   /**
    * Starts serving `config`; the first borrowing allocation runs at once and
@@ -159,25 +164,31 @@ export class EmbeddedCoordinator implements Coordinator {
     const name = request.priorityLevel;
     const level = this.#closed ? undefined : this.#levels.get(name);
     if (level === undefined) return Promise.resolve(this.#rejection(name, "unavailable"));
+    // One scratch object for every start: the queue set reads it and keeps nothing of it.
+    const init = this.#init;
+    const hash = request.flowHash;
+    init.hash = hash === null ? undefined : hash;
+    init.work = request.work;
+    init.signal = options.signal;
+    init.waitLimitMs = Math.min(
+      request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
+      MAX_QUEUE_WAIT_LIMIT_MS,
+    );
+    init.descriptor = request.details === undefined
+      ? { flowSchema: request.flowSchema, distinguisher: request.distinguisher ?? "" }
+      : {
+        flowSchema: request.flowSchema,
+        distinguisher: request.distinguisher ?? "",
+        details: request.details,
+      };
     let r;
     try {
-      const hash = request.flowHash;
-      r = level.queueSet.startRequest({
-        ...(hash !== null && hash !== undefined && { hash }),
-        ...(request.work !== undefined && { work: request.work }),
-        ...(options.signal !== undefined && { signal: options.signal }),
-        waitLimitMs: Math.min(
-          request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
-          MAX_QUEUE_WAIT_LIMIT_MS,
-        ),
-        descriptor: {
-          flowSchema: request.flowSchema,
-          distinguisher: request.distinguisher ?? "",
-          ...(request.details !== undefined && { details: request.details }),
-        },
-      });
+      r = level.queueSet.startRequest(init as StartRequestInit);
     } catch (e) {
       return Promise.reject(e);
+    } finally {
+      init.signal = undefined;
+      init.descriptor = undefined;
     }
     const decision = r.decision;
     if (decision === "execute") {

@@ -62,9 +62,13 @@ export class Integrator {
     return this.#x;
   }
 
-  /** Sets the value from now on. */
-  set(x: number): void {
-    this.#update();
+  /**
+   * Sets the value from now on; `nowMs` saves a clock read when the caller
+   * has just read the same clock (it must not be earlier than the last time
+   * used).
+   */
+  set(x: number, nowMs?: number): void {
+    this.#update(nowMs);
     this.#x = x;
     if (x < this.#min) this.#min = x;
     if (x > this.#max) this.#max = x;
@@ -99,8 +103,8 @@ export class Integrator {
     return results;
   }
 
-  #update(): void {
-    const now = this.#clock.now();
+  #update(nowMs?: number): void {
+    const now = nowMs ?? this.#clock.now();
     const dt = now - this.#last;
     this.#last = now;
     if (dt > 0) {

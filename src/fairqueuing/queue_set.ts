@@ -861,7 +861,7 @@ export class QueueSet {
   /** Records seat demand and tells callers their decisions, once the state is consistent. */
   #afterOperation(): void {
     const demand = this.#totSeatsInUse + this.#totSeatsWaiting;
-    if (demand !== this.#demand.value) this.#demand.set(demand);
+    if (demand !== this.#demand.value) this.#demand.set(demand, this.#lastRealTime);
     if (this.#notifying || this.#decided.length === 0) return;
     this.#notifying = true;
     const decided = this.#decided;
