@@ -10,7 +10,7 @@ export interface LimitedOptions {
   /** lendablePercent (default 0). */
   lendablePercent?: number;
   /** borrowingLimitPercent (default unset: ServerCL). */
-  borrowingLimitPercent?: number;
+  borrowingLimitPercent?: number | undefined;
   /** Queuing parameters, or `null` (default) for a Reject level. */
   queuing?: QueuingConfiguration | null;
 }
