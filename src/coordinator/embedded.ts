@@ -31,6 +31,10 @@ import type {
   SeatRequest,
 } from "./types.ts";
 
+function logAdjustError(error: unknown): void {
+  console.error("apf: the onAdjust callback threw:", error);
+}
+
 /** The borrowing adjustment runs every 10 s (spec §6). */
 export const BORROWING_ADJUSTMENT_PERIOD_MS = 10_000;
 
@@ -68,7 +72,7 @@ export interface EmbeddedCoordinatorOptions {
   clock?: Clock;
   /** An observer per level, for metrics (for example `FlowcontrolMetrics.observerFor`). */
   observer?: (priorityLevel: string) => QueueSetObserver;
-  /** Receives errors thrown by observers; default: logged with `console.error`. */
+  /** Receives errors thrown by observers and `onAdjust`; default: logged with `console.error`. */
   onError?: (error: unknown) => void;
   /** Told about every borrowing adjustment (after configuration and every 10 s). */
   onAdjust?: (adjustment: BorrowingAdjustment) => void;
@@ -332,7 +336,15 @@ export class EmbeddedCoordinator implements Coordinator {
       });
     });
     this.#fairFraction = fairFraction;
-    this.#options.onAdjust?.(adjustment);
+    const onAdjust = this.#options.onAdjust;
+    if (onAdjust !== undefined) {
+      // A throwing callback must neither stop the 10 s timer nor make an applied change look refused.
+      try {
+        onAdjust(adjustment);
+      } catch (e) {
+        (this.#options.onError ?? logAdjustError)(e);
+      }
+    }
     return adjustment;
   }
 

@@ -284,3 +284,30 @@ Deno.test("EmbeddedCoordinator adjusts at construction and every 10 s, and close
   assert.equal(at.length, 6);
   c.close(); // idempotent
 });
+
+Deno.test("EmbeddedCoordinator reports a throwing onAdjust and keeps adjusting", () => {
+  const clock = new FakeEventClock();
+  const errors: unknown[] = [];
+  const at: number[] = [];
+  const c = new EmbeddedCoordinator(floodConfig(), {
+    clock,
+    onAdjust: (a) => {
+      at.push(a.atMs);
+      throw new Error(`boom at ${a.atMs}`);
+    },
+    onError: (e) => errors.push(e),
+  });
+  clock.advance(20_000);
+  // A configuration change is committed; the callback's error does not refuse it.
+  c.configure(floodConfig());
+  assert.deepEqual(at, [0, 10_000, 20_000, 20_000]);
+  assert.deepEqual(errors.map((e) => (e as Error).message), [
+    "boom at 0",
+    "boom at 10000",
+    "boom at 20000",
+    "boom at 20000",
+  ]);
+  assert.equal(clock.pendingTimers, 1, "the 10 s timer is still armed");
+  c.close();
+  assert.equal(clock.pendingTimers, 0);
+});
