@@ -1,9 +1,24 @@
-import { bootstrapConfiguration, effectiveConfiguration, EmbeddedCoordinator, QueueSet, systemClock } from "../mod.ts";
+import {
+  bootstrapConfiguration,
+  effectiveConfiguration,
+  EmbeddedCoordinator,
+  QueueSet,
+  systemClock,
+} from "../mod.ts";
 import pLimit from "npm:p-limit@7";
 const eff = effectiveConfiguration(bootstrapConfiguration());
 const coord = new EmbeddedCoordinator(eff);
-const req = { priorityLevel: "global-default", flowSchema: "global-default", flowHash: { hi: 1, lo: 2 }, distinguisher: "alice" };
-const qs = new QueueSet({ type: "Limited", concurrencyLimit: 64, queuing: { queues: 128, queueLengthLimit: 50, handSize: 6 } });
+const req = {
+  priorityLevel: "global-default",
+  flowSchema: "global-default",
+  flowHash: { hi: 1, lo: 2 },
+  distinguisher: "alice",
+};
+const qs = new QueueSet({
+  type: "Limited",
+  concurrencyLimit: 64,
+  queuing: { queues: 128, queueLengthLimit: 50, handSize: 6 },
+});
 const limit = pLimit(64);
 const N = 500_000;
 async function run(name: string, f: () => Promise<void>) {
@@ -15,7 +30,15 @@ async function run(name: string, f: () => Promise<void>) {
   }
 }
 const h = { hi: 1, lo: 2 };
-await run("queueset", async () => { const r = qs.startRequest({ hash: h }); r.finish(); });
-await run("coordinator", async () => { const a = await coord.acquire(req); if (a.admitted) a.seat.release(); });
-await run("p-limit", async () => { await limit(() => {}); });
+await run("queueset", async () => {
+  const r = qs.startRequest({ hash: h });
+  r.finish();
+});
+await run("coordinator", async () => {
+  const a = await coord.acquire(req);
+  if (a.admitted) a.seat.release();
+});
+await run("p-limit", async () => {
+  await limit(() => {});
+});
 coord.close();

@@ -16,11 +16,7 @@ import {
 } from "../config/mod.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
-import type {
-  QueueSetObserver,
-  SnapshotOptions,
-  StartRequestInit,
-} from "../fairqueuing/types.ts";
+import type { QueueSetObserver, SnapshotOptions, StartRequestInit } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
 import { borrowingInput, type Level, newLevel, queueSetConfigOf } from "./_level.ts";
 import { EmbeddedSeat } from "./_seat.ts";
@@ -34,6 +30,10 @@ import type {
   Rejected,
   SeatRequest,
 } from "./types.ts";
+
+function logAdjustError(error: unknown): void {
+  console.error("apf: the onAdjust callback threw:", error);
+}
 
 /** The borrowing adjustment runs every 10 s (spec §6). */
 export const BORROWING_ADJUSTMENT_PERIOD_MS = 10_000;
@@ -81,7 +81,7 @@ export interface EmbeddedCoordinatorOptions {
    * (asked again when a level's type changes).
    */
   metrics?: LevelObservers;
-  /** Receives errors thrown by observers; default: logged with `console.error`. */
+  /** Receives errors thrown by observers and `onAdjust`; default: logged with `console.error`. */
   onError?: (error: unknown) => void;
   /** Told about every borrowing adjustment (after configuration and every 10 s). */
   onAdjust?: (adjustment: BorrowingAdjustment) => void;
@@ -357,7 +357,15 @@ export class EmbeddedCoordinator implements Coordinator {
       });
     });
     this.#fairFraction = fairFraction;
-    this.#options.onAdjust?.(adjustment);
+    const onAdjust = this.#options.onAdjust;
+    if (onAdjust !== undefined) {
+      // A throwing callback must neither stop the 10 s timer nor make an applied change look refused.
+      try {
+        onAdjust(adjustment);
+      } catch (e) {
+        (this.#options.onError ?? logAdjustError)(e);
+      }
+    }
     return adjustment;
   }
 
