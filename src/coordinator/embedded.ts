@@ -155,7 +155,7 @@ export class EmbeddedCoordinator implements Coordinator {
    * fairly or reject. Resolves by the request's queue wait limit at the
    * latest; rejects only for a malformed request.
    */
-  acquire(request: SeatRequest, options: AcquireOptions = {}): Promise<Admission> {
+  acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     if (typeof request !== "object" || request === null) {
       return Promise.reject(
         new TypeError(`Cannot acquire a seat: request must be an object, got ${String(request)}`),
@@ -169,7 +169,7 @@ export class EmbeddedCoordinator implements Coordinator {
     const hash = request.flowHash;
     init.hash = hash === null ? undefined : hash;
     init.work = request.work;
-    init.signal = options.signal;
+    init.signal = options?.signal;
     init.waitLimitMs = Math.min(
       request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
       MAX_QUEUE_WAIT_LIMIT_MS,

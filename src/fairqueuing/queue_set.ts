@@ -319,7 +319,9 @@ export class QueueSet {
    * Starts a request: it executes at once, waits in a queue, or is rejected
    * (`concurrency-limit` by a set that does not queue, `queue-full` when no
    * seat is free and the chosen queue is at its length limit, `cancelled`
-   * when its signal is already aborted). The decision is on the returned
+   * when its signal is already aborted and it would have to wait: like
+   * Kubernetes, a request whose context is done still runs if it can start
+   * at once). The decision is on the returned
    * handle; a waiting request's arrives later (see
    * {@linkcode StartRequestInit.onDecision} and
    * {@linkcode QueueSetRequest.wait}).
@@ -371,9 +373,9 @@ export class QueueSet {
     );
     r.arrivalR = this.#currentR;
     if (init.onDecision !== undefined) r.onDecision = init.onDecision;
-    if (signal?.aborted) {
-      this.#decide(r, "cancelled");
-    } else if (!queuing) {
+    // A request whose context is already done still runs if it need not wait
+    // (spec §7.1): only waiting is cut short (see #startWaiting).
+    if (!queuing) {
       // Exempt or no queuing (spec §4.4): run now or reject now.
       if (this.#canAccommodate(r.maxSeats)) this.#dispatchSansQueue(r);
       else this.#decide(r, "concurrency-limit");
@@ -619,6 +621,10 @@ export class QueueSet {
 
   /** Wires up the cancellation signal and the wait deadline of a request left waiting. */
   #startWaiting(r: Req, signal: AbortSignal | null, waitLimitMs: number | undefined, now: number) {
+    if (signal?.aborted) {
+      this.#removeWaiting(r, "cancelled");
+      return;
+    }
     if (waitLimitMs !== undefined && waitLimitMs !== Infinity) {
       if (waitLimitMs <= 0) {
         this.#removeWaiting(r, "time-out");

@@ -57,10 +57,14 @@ Deno.test("finish or cancel on a waiting request rejects it with cancelled", asy
   assert.equal(qs.isIdle, true);
 });
 
-Deno.test("an already-aborted signal rejects at once; an abort after dispatch changes nothing", () => {
+Deno.test("an already-aborted signal runs only if it need not wait; an abort after dispatch changes nothing", () => {
   const { qs } = makeSet(queuing(1, 1, 5, 1));
   const aborted = AbortSignal.abort();
+  const first = qs.startRequest({ signal: aborted });
+  assert.equal(first.decision, "execute");
   assert.equal(qs.startRequest({ signal: aborted }).decision, "cancelled");
+  assert.equal(qs.waitingRequests, 0);
+  first.finish();
   assert.equal(qs.seatsInUse, 0);
   const controller = new AbortController();
   const r = qs.startRequest({ signal: controller.signal });
