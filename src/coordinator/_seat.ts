@@ -6,23 +6,24 @@
  */
 
 import type { QueueSetRequest } from "../fairqueuing/types.ts";
+import type { Level } from "./_level.ts";
 import type { ReleaseOptions, Seat } from "./types.ts";
 
 /** A seat backed by an executing queue-set request. */
 export class EmbeddedSeat implements Seat {
-  readonly priorityLevel: string;
+  #level: Level;
   #request: QueueSetRequest | null;
-  #released: (priorityLevel: string) => void;
+  #reap: () => void;
 
-  /** `released` runs after the seat went back (the coordinator's reaping hook). */
-  constructor(
-    priorityLevel: string,
-    request: QueueSetRequest,
-    released: (priorityLevel: string) => void,
-  ) {
-    this.priorityLevel = priorityLevel;
+  /** `reap` runs after a seat of a quiescing level went back (it may have emptied it). */
+  constructor(level: Level, request: QueueSetRequest, reap: () => void) {
+    this.#level = level;
     this.#request = request;
-    this.#released = released;
+    this.#reap = reap;
+  }
+
+  get priorityLevel(): string {
+    return this.#level.effective.name;
   }
 
   release(options?: ReleaseOptions): boolean {
@@ -31,7 +32,7 @@ export class EmbeddedSeat implements Seat {
     // Validate before forgetting the request, so a bad argument changes nothing.
     const done = request.finish(options);
     this.#request = null;
-    this.#released(this.priorityLevel);
+    if (this.#level.quiescing) this.#reap();
     return done;
   }
 

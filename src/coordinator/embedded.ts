@@ -110,7 +110,7 @@ export class EmbeddedCoordinator implements Coordinator {
   #drops = new DroppedRequestsTracker();
   #timer: Timer | null = null;
   #closed = false;
-  #released = (priorityLevel: string): void => this.#maybeReap(priorityLevel);
+  #reap = (): void => this.#reapQuiescing();
   #init: { [K in keyof StartRequestInit]: StartRequestInit[K] | undefined } = {};
 
   /**
@@ -194,7 +194,7 @@ export class EmbeddedCoordinator implements Coordinator {
     if (decision === "execute") {
       return Promise.resolve({
         admitted: true,
-        seat: new EmbeddedSeat(name, r, this.#released),
+        seat: new EmbeddedSeat(level, r, this.#reap),
         waitedMs: 0,
       });
     }
@@ -203,7 +203,7 @@ export class EmbeddedCoordinator implements Coordinator {
       d === "execute"
         ? {
           admitted: true,
-          seat: new EmbeddedSeat(name, r, this.#released),
+          seat: new EmbeddedSeat(level, r, this.#reap),
           waitedMs: r.startMs - r.arrivalMs,
         }
         : this.#rejection(name, this.#closed && d === "cancelled" ? "unavailable" : d)
@@ -320,9 +320,11 @@ export class EmbeddedCoordinator implements Coordinator {
   }
 
   /** A quiescing level that became idle goes away: digest the configuration again. */
-  #maybeReap(priorityLevel: string): void {
-    const level = this.#levels.get(priorityLevel);
-    if (level?.quiescing && level.queueSet.isIdle && !this.#closed) this.#apply(this.#config);
+  #reapQuiescing(): void {
+    if (this.#closed) return;
+    for (const level of this.#levels.values()) {
+      if (level.quiescing && level.queueSet.isIdle) return this.#apply(this.#config);
+    }
   }
 
   // ---- borrowing ----------------------------------------------------------
@@ -385,7 +387,7 @@ export class EmbeddedCoordinator implements Coordinator {
     if (reason !== "unavailable") {
       const unixSeconds = Math.floor((this.#clock.wallNow?.() ?? this.#clock.now()) / 1000);
       this.#drops.recordDroppedRequest(priorityLevel, unixSeconds);
-      this.#maybeReap(priorityLevel);
+      if (this.#levels.get(priorityLevel)?.quiescing) this.#reapQuiescing();
     }
     return {
       admitted: false,

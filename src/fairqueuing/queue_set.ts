@@ -209,6 +209,8 @@ export class QueueSet {
   readonly name: string;
   #clock: Clock;
   #g: number;
+  /** The work of one seat for `G`, the common case, computed once. */
+  #oneSeatG: number;
   #cfg: ResolvedConfig;
   #queues: Queue[] = [];
   #tree = new DispatchTree(0);
@@ -267,6 +269,7 @@ export class QueueSet {
       );
     }
     this.#g = g;
+    this.#oneSeatG = seatsTimesDuration(1, g);
     this.#cfg = resolveConfig(this.name, config, null);
     this.#clock = options.clock ?? systemClock;
     this.#lastRealTime = this.#clock.now();
@@ -380,8 +383,9 @@ export class QueueSet {
       if (this.#canAccommodate(r.maxSeats)) this.#dispatchSansQueue(r);
       else this.#decide(r, "concurrency-limit");
     } else {
-      r.totalWork = seatsTimesDuration(r.initialSeats, this.#g) +
-        seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
+      r.totalWork =
+        (r.initialSeats === 1 ? this.#oneSeatG : seatsTimesDuration(r.initialSeats, this.#g)) +
+        (r.finalSeats === 0 ? 0 : seatsTimesDuration(r.finalSeats, r.additionalLatencyMs));
       const q = this.#queues[cfg.desiredQueues === 1 ? 0 : this.#shuffleShard(hash!)]!;
       if (cfg.requestWaitLimitMs !== null) this.#removeTimedOut(q, now - cfg.requestWaitLimitMs);
       // KEP-1040, Queuing: reject only when no seat is free AND the queue is full.
