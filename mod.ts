@@ -187,6 +187,7 @@ export {
   defaultWorkEstimatorConfig,
   type DefaultWorkEstimatorConfigOptions,
   type EstimateInput,
+  estimateInputFor,
   type ForgetWatch,
   kubernetesEstimator,
   type KubernetesEstimatorOptions,

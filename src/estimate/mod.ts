@@ -7,7 +7,12 @@
  * @module
  */
 
-export type { EstimateInput, ResolvedWorkEstimate, WorkEstimator } from "./types.ts";
+export {
+  type EstimateInput,
+  estimateInputFor,
+  type ResolvedWorkEstimate,
+  type WorkEstimator,
+} from "./types.ts";
 export {
   defaultWorkEstimatorConfig,
   type DefaultWorkEstimatorConfigOptions,

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Classification } from "../classify/classifier.ts";
 import type { RequestInfo } from "../classify/request_info.ts";
 import type { WorkEstimate } from "../fairqueuing/types.ts";
 
@@ -55,3 +56,32 @@ export type ResolvedWorkEstimate = Required<WorkEstimate>;
  * ```
  */
 export type WorkEstimator = (input: EstimateInput) => ResolvedWorkEstimate;
+
+/**
+ * The estimator input of a classified request.
+ *
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, Classifier, describeRequest, effectiveConfiguration, estimateInputFor, kubernetesEstimator, normalizeUser } from "@apf/edge";
+ * const classifier = new Classifier(effectiveConfiguration(bootstrapConfiguration()));
+ * const info = describeRequest("GET", "/api/v1/pods");
+ * const c = classifier.classify(normalizeUser({ name: "alice" }), info);
+ * kubernetesEstimator()(estimateInputFor(c, info, "GET", "limit=500")).initialSeats; // 1
+ * ```
+ */
+export function estimateInputFor(
+  classification: Classification,
+  requestInfo: RequestInfo,
+  method: string,
+  query?: string | URLSearchParams,
+): EstimateInput {
+  const input: EstimateInput = {
+    requestInfo,
+    method,
+    flowSchema: classification.flowSchema.name,
+    priorityLevel: classification.priorityLevel.name,
+    maxSeats: classification.priorityLevel.maxSeats ?? 0,
+  };
+  if (query !== undefined) input.query = query;
+  return input;
+}

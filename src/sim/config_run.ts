@@ -13,13 +13,14 @@
 
 import { Classifier } from "../classify/classifier.ts";
 import { normalizeUser } from "../classify/identity.ts";
-import { type RequestInfo, RequestInfoResolver } from "../classify/request_info.ts";
-import type { Classification } from "../classify/classifier.ts";
+import { RequestInfoResolver } from "../classify/request_info.ts";
 import type { EffectiveConfiguration } from "../config/mod.ts";
 import { type BorrowingAdjustment, EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import { seatRequestFor } from "../coordinator/seat_request.ts";
 import { FakeEventClock } from "../fairqueuing/clock.ts";
-import type { RejectReason, WorkEstimate } from "../fairqueuing/types.ts";
+import { kubernetesEstimator } from "../estimate/kubernetes.ts";
+import { estimateInputFor, type WorkEstimator } from "../estimate/types.ts";
+import type { RejectReason } from "../fairqueuing/types.ts";
 import { ScenarioError } from "./_json_fields.ts";
 import type {
   ConfigClientResult,
@@ -30,17 +31,13 @@ import type {
 } from "./config_types.ts";
 import type { RejectionCounts } from "./types.ts";
 
-/** Estimates the work of a classified request (default: one seat). */
-export type SimulationEstimator = (
-  classification: Classification,
-  requestInfo: RequestInfo,
-  method: string,
-) => WorkEstimate;
-
 /** Options of {@linkcode runConfigScenario}. */
 export interface ConfigRunOptions {
-  /** The work estimator for clients without a `work` override (default: one seat). */
-  estimate?: SimulationEstimator;
+  /**
+   * The work estimator for clients without a `work` override (default:
+   * `kubernetesEstimator()`, with no object counts or watches known).
+   */
+  estimator?: WorkEstimator;
 }
 
 interface ClientState {
@@ -82,6 +79,7 @@ export async function runConfigScenario(
     },
   });
   const classifier = new Classifier(effective);
+  const estimator = options.estimator ?? kubernetesEstimator();
   const describe = new RequestInfoResolver();
   const run = { progress: 0, outstanding: 0, loop: null as ScenarioError | null };
 
@@ -91,9 +89,9 @@ export async function runConfigScenario(
     );
     const info = describe.describe(client.method, client.path, client.query);
     const c = classifier.classify(user, info);
-    const work = client.work ?? options.estimate?.(c, info, client.method);
+    const work = client.work ?? estimator(estimateInputFor(c, info, client.method, client.query));
     const request = seatRequestFor(c, {
-      ...(work !== undefined && { work }),
+      work,
       waitLimitMs: scenario.queueWaitLimitMs,
       user,
       requestInfo: info,

@@ -48,8 +48,4 @@ export {
   MAX_CONFIG_DURATION_MS,
   MAX_CONFIG_THREADS,
 } from "./config_scenario.ts";
-export {
-  type ConfigRunOptions,
-  runConfigScenario,
-  type SimulationEstimator,
-} from "./config_run.ts";
+export { type ConfigRunOptions, runConfigScenario } from "./config_run.ts";

@@ -215,3 +215,35 @@ Deno.test("work overrides replace the estimate; the run is deterministic", async
   const [wide, narrow] = a.clients;
   assert.ok(wide!.dispatched < narrow!.dispatched, `${wide!.dispatched} < ${narrow!.dispatched}`);
 });
+
+Deno.test("the estimator sizes requests without a work override", async () => {
+  const s = scenario([
+    {
+      name: "lister",
+      user: "l",
+      path: "/api/v1/pods",
+      query: "limit=500",
+      threads: 1,
+      calls: 1,
+      execMs: 10,
+    },
+    {
+      name: "getter",
+      user: "g",
+      path: "/api/v1/namespaces/a/pods/p",
+      threads: 1,
+      calls: 1,
+      execMs: 10,
+    },
+  ], { durationMs: 1_000 });
+  const seen: [string, string | URLSearchParams | undefined, number][] = [];
+  const r = await runConfigScenario(s, BUILTIN, {
+    estimator: (input) => {
+      const seats = input.requestInfo.verb === "list" ? 5 : 1;
+      seen.push([input.requestInfo.verb, input.query, input.maxSeats]);
+      return { initialSeats: seats, finalSeats: 0, additionalLatencyMs: 0 };
+    },
+  });
+  assert.deepEqual(seen, [["list", "limit=500", 8], ["get", "", 8]]);
+  assert.deepEqual(r.clients.map((c) => c.dispatched), [1, 1]);
+});
