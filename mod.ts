@@ -237,5 +237,6 @@ export {
   type RequestDumpDetails,
   type RequestDumpRow,
   type RequestFamilies,
+  ScalarMetric,
   WORK_ESTIMATED_SEATS_BUCKETS,
 } from "./src/observe/mod.ts";

@@ -149,6 +149,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ResourceRoute",
       "RouteCost",
       "RuleMatch",
+      "ScalarMetric",
       "SEAT_DEMAND_SMOOTHING",
       "SEAT_SECONDS_SCALE",
       "Seat",

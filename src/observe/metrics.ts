@@ -101,19 +101,17 @@ export class HistogramChild {
   }
 }
 
-/** A counter family. */
-export class Counter {
-  /** `counter`. */
-  readonly type = "counter" as const;
+/** What counters and gauges share: a family of series holding one number each. */
+export abstract class ScalarMetric<C extends { readonly value: number }> {
   /** The metric name. */
   readonly name: string;
   /** The help text. */
   readonly help: string;
-  #family: Family<CounterChild>;
+  #family: Family<C>;
 
-  /** Creates a counter (usually through {@linkcode Registry.counter}). */
-  constructor(options: MetricOptions) {
-    this.#family = new Family(options, [], () => new CounterChild());
+  /** Validates the options and creates the family (a label-less one gets its series now). */
+  constructor(options: MetricOptions, make: () => C) {
+    this.#family = new Family(options, [], make);
     this.name = options.name;
     this.help = options.help;
   }
@@ -126,7 +124,7 @@ export class Counter {
    *
    * @throws {TypeError} when the count or type of values is wrong.
    */
-  labels(...values: string[]): CounterChild {
+  labels(...values: string[]): C {
     return this.#family.get(values);
   }
   /** Removes every series (a label-less metric gets a fresh zero series). */
@@ -140,52 +138,36 @@ export class Counter {
       out += `${this.name}${braces(s.text)} ${formatValue(s.child.value)}\n`;
     }
     return out;
+  }
+  /** Removes one series; returns whether it existed. */
+  protected removeSeries(values: string[]): boolean {
+    return this.#family.delete(values);
+  }
+}
+
+/** A counter family. */
+export class Counter extends ScalarMetric<CounterChild> {
+  /** `counter`. */
+  readonly type = "counter" as const;
+
+  /** Creates a counter (usually through {@linkcode Registry.counter}). */
+  constructor(options: MetricOptions) {
+    super(options, () => new CounterChild());
   }
 }
 
 /** A gauge family. */
-export class Gauge {
+export class Gauge extends ScalarMetric<GaugeChild> {
   /** `gauge`. */
   readonly type = "gauge" as const;
-  /** The metric name. */
-  readonly name: string;
-  /** The help text. */
-  readonly help: string;
-  #family: Family<GaugeChild>;
 
   /** Creates a gauge (usually through {@linkcode Registry.gauge}). */
   constructor(options: MetricOptions) {
-    this.#family = new Family(options, [], () => new GaugeChild());
-    this.name = options.name;
-    this.help = options.help;
-  }
-  /** The label names. */
-  get labelNames(): readonly string[] {
-    return this.#family.labelNames;
-  }
-  /**
-   * The series for `values` (one per label name), created on first use.
-   *
-   * @throws {TypeError} when the count or type of values is wrong.
-   */
-  labels(...values: string[]): GaugeChild {
-    return this.#family.get(values);
+    super(options, () => new GaugeChild());
   }
   /** Removes one series; returns whether it existed. */
   remove(...values: string[]): boolean {
-    return this.#family.delete(values);
-  }
-  /** Removes every series (a label-less metric gets a fresh zero series). */
-  reset(): void {
-    this.#family.clear();
-  }
-  /** Renders the series (no `# HELP`/`# TYPE`), `""` when there are none. */
-  expose(): string {
-    let out = "";
-    for (const s of this.#family.sorted()) {
-      out += `${this.name}${braces(s.text)} ${formatValue(s.child.value)}\n`;
-    }
-    return out;
+    return this.removeSeries(values);
   }
 }
 

@@ -16,6 +16,7 @@ export {
   HistogramChild,
   type HistogramOptions,
   type MetricOptions,
+  ScalarMetric,
 } from "./metrics.ts";
 export {
   FlowcontrolMetrics,

@@ -104,3 +104,19 @@ export function describe(value: unknown): string {
   if (value === undefined) return "undefined";
   return JSON.stringify(value) ?? typeof value;
 }
+
+/** Checks that `value` is a non-empty array of at most `max` clients and reads each with `item`. */
+export function clientList<T>(
+  value: unknown,
+  path: string,
+  max: number,
+  item: (value: unknown, path: string) => T,
+): T[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new ScenarioError(path, `must be a non-empty array of clients, got ${describe(value)}`);
+  }
+  if (value.length > max) {
+    throw new ScenarioError(path, `must have at most ${max} clients, got ${value.length}`);
+  }
+  return value.map((c, i) => item(c, `${path}[${i}]`));
+}

@@ -14,6 +14,7 @@ import {
 import type { WorkEstimate } from "../fairqueuing/types.ts";
 import {
   type Check,
+  clientList,
   describe,
   field,
   finite,
@@ -93,13 +94,7 @@ export function configScenarioFromJson(value: unknown): ConfigScenario {
 }
 
 function clients(value: unknown, path: string): ConfigScenarioClient[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new ScenarioError(path, `must be a non-empty array, got ${describe(value)}`);
-  }
-  if (value.length > MAX_CLIENTS) {
-    throw new ScenarioError(path, `must have at most ${MAX_CLIENTS} clients, got ${value.length}`);
-  }
-  const out = value.map((c, i) => client(c, `${path}[${i}]`));
+  const out = clientList(value, path, MAX_CLIENTS, client);
   const threads = out.reduce((sum, c) => sum + c.threads, 0);
   if (threads > MAX_CONFIG_THREADS) {
     throw new ScenarioError(

@@ -15,6 +15,7 @@
 import { Dealer, MAX_DECK_SIZE } from "../fairqueuing/shuffle_shard.ts";
 import type { QueuingConfig } from "../fairqueuing/types.ts";
 import {
+  clientList,
   describe,
   field,
   finite,
@@ -135,19 +136,9 @@ function queuing(value: unknown, path: string): QueuingConfig {
 }
 
 function clients(value: unknown, path: string): ScenarioClient[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new ScenarioError(path, `must be a non-empty array of clients, got ${describe(value)}`);
-  }
-  if (value.length > MAX_CLIENTS) {
-    throw new ScenarioError(path, `must have at most ${MAX_CLIENTS} clients, got ${value.length}`);
-  }
-  const out: ScenarioClient[] = [];
+  const out = clientList(value, path, MAX_CLIENTS, client);
   let total = 0;
-  for (let i = 0; i < value.length; i++) {
-    const c = client(value[i], `${path}[${i}]`);
-    out.push(c);
-    total += c.threads * c.calls;
-  }
+  for (const c of out) total += c.threads * c.calls;
   if (total > MAX_TOTAL_CALLS) {
     throw new ScenarioError(
       path,

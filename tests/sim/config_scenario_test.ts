@@ -50,7 +50,10 @@ Deno.test("whole-configuration scenarios fill in defaults", () => {
 });
 
 Deno.test("whole-configuration scenarios name the first bad field", () => {
-  rejects({ config: [], clients: [] }, "clients: must be a non-empty array, got an array");
+  rejects(
+    { config: [], clients: [] },
+    "clients: must be a non-empty array of clients, got an array",
+  );
   rejects(
     { clients: [{ name: "a", path: "/" }] } as unknown,
     "config: is required in a whole-configuration scenario",
