@@ -225,6 +225,7 @@ export {
   HistogramChild,
   type HistogramOptions,
   type Metric,
+  MetricFamily,
   type MetricOptions,
   type PriorityLevelDumpRow,
   PriorityLevelObserver,

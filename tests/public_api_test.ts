@@ -99,6 +99,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "MergeOptions",
       "MergeResult",
       "Metric",
+      "MetricFamily",
       "MetricOptions",
       "NonResourcePolicyRule",
       "OBJECT_COUNT_PRUNE_INTERVAL_MS",

@@ -101,17 +101,23 @@ export class HistogramChild {
   }
 }
 
-/** What counters and gauges share: a family of series holding one number each. */
-export abstract class ScalarMetric<C extends { readonly value: number }> {
+/**
+ * What every metric kind shares: a name, a help text and a family of
+ * series, one per combination of label values.
+ */
+export abstract class MetricFamily<C> {
   /** The metric name. */
   readonly name: string;
   /** The help text. */
   readonly help: string;
   #family: Family<C>;
 
-  /** Validates the options and creates the family (a label-less one gets its series now). */
-  constructor(options: MetricOptions, make: () => C) {
-    this.#family = new Family(options, [], make);
+  /**
+   * Validates the options and creates the family (a label-less one gets its
+   * series now); `reserved` label names are refused.
+   */
+  constructor(options: MetricOptions, reserved: readonly string[], make: () => C) {
+    this.#family = new Family(options, reserved, make);
     this.name = options.name;
     this.help = options.help;
   }
@@ -127,21 +133,33 @@ export abstract class ScalarMetric<C extends { readonly value: number }> {
   labels(...values: string[]): C {
     return this.#family.get(values);
   }
-  /** Removes every series (a label-less metric gets a fresh zero series). */
+  /** Removes every series (a label-less metric gets a fresh empty series). */
   reset(): void {
     this.#family.clear();
   }
   /** Renders the series (no `# HELP`/`# TYPE`), `""` when there are none. */
   expose(): string {
     let out = "";
-    for (const s of this.#family.sorted()) {
-      out += `${this.name}${braces(s.text)} ${formatValue(s.child.value)}\n`;
-    }
+    for (const s of this.#family.sorted()) out += this.renderSeries(s.text, s.child);
     return out;
   }
+  /** The exposition lines of one series whose rendered labels are `labels`. */
+  protected abstract renderSeries(labels: string, child: C): string;
   /** Removes one series; returns whether it existed. */
   protected removeSeries(values: string[]): boolean {
     return this.#family.delete(values);
+  }
+}
+
+/** What counters and gauges share: series holding one number each. */
+export abstract class ScalarMetric<C extends { readonly value: number }> extends MetricFamily<C> {
+  /** Validates the options and creates the family. */
+  constructor(options: MetricOptions, make: () => C) {
+    super(options, [], make);
+  }
+  /** `name{labels} value`. */
+  protected renderSeries(labels: string, child: C): string {
+    return `${this.name}${braces(labels)} ${formatValue(child.value)}\n`;
   }
 }
 
@@ -172,16 +190,11 @@ export class Gauge extends ScalarMetric<GaugeChild> {
 }
 
 /** A histogram family. */
-export class Histogram {
+export class Histogram extends MetricFamily<HistogramChild> {
   /** `histogram`. */
   readonly type = "histogram" as const;
-  /** The metric name. */
-  readonly name: string;
-  /** The help text. */
-  readonly help: string;
   /** Upper bounds of the buckets, without the implied `+Inf`. */
   readonly buckets: readonly number[];
-  #family: Family<HistogramChild>;
   #les: string[];
 
   /**
@@ -202,40 +215,20 @@ export class Histogram {
       );
     }
     const bounds = Float64Array.from(b);
-    this.#family = new Family(options, ["le"], () => new HistogramChild(bounds));
-    this.name = options.name;
-    this.help = options.help;
+    super(options, ["le"], () => new HistogramChild(bounds));
     this.buckets = Object.freeze(b);
     this.#les = [...b.map(formatValue), "+Inf"];
   }
-  /** The label names. */
-  get labelNames(): readonly string[] {
-    return this.#family.labelNames;
-  }
-  /**
-   * The series for `values` (one per label name), created on first use.
-   *
-   * @throws {TypeError} when the count or type of values is wrong.
-   */
-  labels(...values: string[]): HistogramChild {
-    return this.#family.get(values);
-  }
-  /** Removes every series (a label-less metric gets a fresh empty series). */
-  reset(): void {
-    this.#family.clear();
-  }
-  /** Renders the series (no `# HELP`/`# TYPE`), `""` when there are none. */
-  expose(): string {
+  /** The `_bucket` lines, `_sum` and `_count` of one series. */
+  protected renderSeries(labels: string, child: HistogramChild): string {
+    const pre = labels === "" ? "" : `${labels},`;
+    const counts = child.cumulativeCounts();
     let out = "";
-    for (const s of this.#family.sorted()) {
-      const pre = s.text === "" ? "" : `${s.text},`;
-      const counts = s.child.cumulativeCounts();
-      for (let i = 0; i < counts.length; i++) {
-        out += `${this.name}_bucket{${pre}le="${this.#les[i]}"} ${formatValue(counts[i]!)}\n`;
-      }
-      out += `${this.name}_sum${braces(s.text)} ${formatValue(s.child.sum)}\n`;
-      out += `${this.name}_count${braces(s.text)} ${formatValue(s.child.count)}\n`;
+    for (let i = 0; i < counts.length; i++) {
+      out += `${this.name}_bucket{${pre}le="${this.#les[i]}"} ${formatValue(counts[i]!)}\n`;
     }
+    out += `${this.name}_sum${braces(labels)} ${formatValue(child.sum)}\n`;
+    out += `${this.name}_count${braces(labels)} ${formatValue(child.count)}\n`;
     return out;
   }
 }

@@ -15,6 +15,7 @@ export {
   Histogram,
   HistogramChild,
   type HistogramOptions,
+  MetricFamily,
   type MetricOptions,
   ScalarMetric,
 } from "./metrics.ts";
