@@ -8,17 +8,13 @@
  * @module
  */
 
-import {
-  allocateCurrentLimits,
-  borrowingTarget,
-  computeLevelLimits,
-  type EffectiveConfiguration,
-} from "../config/mod.ts";
+import { computeLevelLimits, type EffectiveConfiguration } from "../config/mod.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
 import type { QueueSetObserver, SnapshotOptions, StartRequestInit } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
-import { borrowingInput, type Level, newLevel, queueSetConfigOf } from "./_level.ts";
+import { adjustLevels, type BorrowingAdjustment } from "./_adjust.ts";
+import { type Level, newLevel, queueSetConfigOf } from "./_level.ts";
 import { EmbeddedSeat } from "./_seat.ts";
 import { DroppedRequestsTracker } from "./retry_after.ts";
 import { DEFAULT_QUEUE_WAIT_LIMIT_MS, MAX_QUEUE_WAIT_LIMIT_MS } from "./seat_request.ts";
@@ -38,33 +34,7 @@ function logAdjustError(error: unknown): void {
 /** The borrowing adjustment runs every 10 s (spec §6). */
 export const BORROWING_ADJUSTMENT_PERIOD_MS = 10_000;
 
-/** One level's values in a borrowing adjustment (statistics after the update, target, new limit). */
-export interface LevelAdjustment {
-  /** The level's name. */
-  name: string;
-  /** The new current limit. */
-  currentLimit: number;
-  /** Rounded highest demand of the period. */
-  highWatermark: number;
-  /** Average demand of the period. */
-  average: number;
-  /** Standard deviation of the demand of the period. */
-  stdDev: number;
-  /** Smoothed demand envelope. */
-  smoothed: number;
-  /** The allocation target (for exempt levels Kubernetes reports the first limited level's). */
-  target: number;
-}
-
-/** A borrowing adjustment: when, the fair fraction, and every level. */
-export interface BorrowingAdjustment {
-  /** Clock time of the adjustment. */
-  atMs: number;
-  /** `fairProp` of the allocation (0 when no fair sharing took place). */
-  fairFraction: number;
-  /** Every level, quiescing ones included, in configuration order. */
-  levels: LevelAdjustment[];
-}
+export type { BorrowingAdjustment, LevelAdjustment } from "./_adjust.ts";
 
 /** Gives each priority level's queue set an observer (what `FlowcontrolMetrics` does). */
 export interface LevelObservers {
@@ -330,35 +300,13 @@ export class EmbeddedCoordinator implements Coordinator {
   // ---- borrowing ----------------------------------------------------------
 
   #adjust(changes: Map<Level, QueueSetConfigChange> | null): BorrowingAdjustment {
-    const levels = [...this.#levels.values()];
-    for (const l of levels) l.stats.update(l.queueSet.resetSeatDemand());
-    const inputs = levels.map(borrowingInput);
-    const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, this.#nominalSum);
-    // Kubernetes reports the first limited level's target for exempt levels (spec §6.2).
-    const firstLimited = inputs.find((l) => !l.exempt);
-    const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
-    const adjustment: BorrowingAdjustment = {
-      atMs: this.#clock.now(),
-      fairFraction,
-      levels: [],
-    };
-    levels.forEach((l, i) => {
-      l.current = currentLimits[i]!;
-      l.target = inputs[i]!.exempt ? exemptTarget : borrowingTarget(inputs[i]!);
-      const change = changes?.get(l);
-      if (change !== undefined) change.complete(l.current);
-      else if (!l.queueSet.closed) l.queueSet.setConcurrencyLimit(l.current);
-      adjustment.levels.push({
-        name: l.effective.name,
-        currentLimit: l.current,
-        highWatermark: l.stats.highWatermark,
-        average: l.stats.average,
-        stdDev: l.stats.stdDev,
-        smoothed: l.stats.smoothed,
-        target: l.target,
-      });
-    });
-    this.#fairFraction = fairFraction;
+    const adjustment = adjustLevels(
+      [...this.#levels.values()],
+      this.#nominalSum,
+      changes,
+      this.#clock.now(),
+    );
+    this.#fairFraction = adjustment.fairFraction;
     const onAdjust = this.#options.onAdjust;
     if (onAdjust !== undefined) {
       // A throwing callback must neither stop the 10 s timer nor make an applied change look refused.

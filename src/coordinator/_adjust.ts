@@ -1,0 +1,81 @@
+/**
+ * One borrowing adjustment of a coordinator's levels (spec §6): fold each
+ * level's seat demand since the last adjustment into its statistics,
+ * reallocate the current limits, and push them into the queue sets.
+ * Internal to the coordinator.
+ *
+ * @module
+ */
+
+import { allocateCurrentLimits, borrowingTarget } from "../config/mod.ts";
+import type { QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
+import { borrowingInput, type Level } from "./_level.ts";
+
+/** One level's values in a borrowing adjustment (statistics after the update, target, new limit). */
+export interface LevelAdjustment {
+  /** The level's name. */
+  name: string;
+  /** The new current limit. */
+  currentLimit: number;
+  /** Rounded highest demand of the period. */
+  highWatermark: number;
+  /** Average demand of the period. */
+  average: number;
+  /** Standard deviation of the demand of the period. */
+  stdDev: number;
+  /** Smoothed demand envelope. */
+  smoothed: number;
+  /** The allocation target (for exempt levels Kubernetes reports the first limited level's). */
+  target: number;
+}
+
+/** A borrowing adjustment: when, the fair fraction, and every level. */
+export interface BorrowingAdjustment {
+  /** Clock time of the adjustment. */
+  atMs: number;
+  /** `fairProp` of the allocation (0 when no fair sharing took place). */
+  fairFraction: number;
+  /** Every level, quiescing ones included, in configuration order. */
+  levels: LevelAdjustment[];
+}
+
+/**
+ * Adjusts `levels` (every level, quiescing ones included) whose NominalCL
+ * sum is `nominalSum`. A level with a pending configuration `change` gets
+ * its new limit through it (spec §4.8: `Complete` with the new limit).
+ */
+export function adjustLevels(
+  levels: readonly Level[],
+  nominalSum: number,
+  changes: Map<Level, QueueSetConfigChange> | null,
+  atMs: number,
+): BorrowingAdjustment {
+  for (const l of levels) l.stats.update(l.queueSet.resetSeatDemand());
+  const inputs = levels.map(borrowingInput);
+  const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, nominalSum);
+  // Kubernetes reports the first limited level's target for exempt levels (spec §6.2).
+  const firstLimited = inputs.find((l) => !l.exempt);
+  const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
+  const adjustment: BorrowingAdjustment = {
+    atMs,
+    fairFraction,
+    levels: [],
+  };
+  levels.forEach((l, i) => {
+    l.current = currentLimits[i]!;
+    l.target = inputs[i]!.exempt ? exemptTarget : borrowingTarget(inputs[i]!);
+    const change = changes?.get(l);
+    if (change !== undefined) change.complete(l.current);
+    else if (!l.queueSet.closed) l.queueSet.setConcurrencyLimit(l.current);
+    adjustment.levels.push({
+      name: l.effective.name,
+      currentLimit: l.current,
+      highWatermark: l.stats.highWatermark,
+      average: l.stats.average,
+      stdDev: l.stats.stdDev,
+      smoothed: l.stats.smoothed,
+      target: l.target,
+    });
+  });
+  return adjustment;
+}
