@@ -1,0 +1,66 @@
+/**
+ * The HTTP side of APF (spec §7.2, §7.4): the response headers every
+ * classified request carries, and the 429 of a rejected one.
+ *
+ * @module
+ */
+
+import type { Classification } from "../classify/classifier.ts";
+
+/** Header naming the FlowSchema (its UID) that classified the request. */
+export const FLOW_SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID";
+/** Header naming the priority level (its UID) the request went to. */
+export const PRIORITY_LEVEL_UID_HEADER = "X-Kubernetes-PF-PriorityLevel-UID";
+/** The body of every 429 (spec §7.4). */
+export const TOO_MANY_REQUESTS_BODY = "Too many requests, please try again later.\n";
+
+/** The 429 of a rejected request, with Retry-After and the two UID headers. */
+export function tooManyRequests(c: Classification, retryAfterSeconds: number): Response {
+  return new Response(TOO_MANY_REQUESTS_BODY, {
+    status: 429,
+    headers: {
+      "Retry-After": String(retryAfterSeconds),
+      "Content-Type": "text/plain; charset=utf-8",
+      "X-Content-Type-Options": "nosniff",
+      [FLOW_SCHEMA_UID_HEADER]: c.flowSchema.uid,
+      [PRIORITY_LEVEL_UID_HEADER]: c.priorityLevel.uid,
+    },
+  });
+}
+
+/**
+ * `response` carrying the two UID headers (and `serverTiming`, when given):
+ * as is when it has them, else a copy with them (the headers of a fetched
+ * response are immutable).
+ */
+export function withApfHeaders(
+  response: Response,
+  c: Classification,
+  serverTiming?: string,
+): Response {
+  if (response.headers.get(PRIORITY_LEVEL_UID_HEADER) === c.priorityLevel.uid) return response;
+  let out = response;
+  try {
+    out.headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
+  } catch {
+    out = new Response(response.body, response);
+  }
+  const headers = out.headers;
+  headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
+  headers.set(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.uid);
+  if (serverTiming !== undefined) headers.append("Server-Timing", serverTiming);
+  return out;
+}
+
+/** Splits a request URL into its raw (still percent-encoded) path and query. */
+export function splitUrl(url: string): { path: string; query: string } {
+  // After "scheme://", the path starts at the first "/"; the query at "?".
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return { path: "/", query: "" };
+  const q = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  const end = hash < 0 ? url.length : hash;
+  return q < 0 || q > end
+    ? { path: url.slice(start, end), query: "" }
+    : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+}

@@ -1,0 +1,249 @@
+/**
+ * `apf()`: API Priority and Fairness as Hono middleware (spec §7.1). Each
+ * request is identified, described, classified and estimated in the
+ * isolate, then asks the coordinator for seats; the handler runs holding
+ * them, and they go back when it is done, whatever happens.
+ *
+ * @module
+ */
+
+import type { Context, Env, MiddlewareHandler } from "hono";
+import { Classifier } from "../classify/classifier.ts";
+import {
+  anonymousUser,
+  IdentityError,
+  normalizeUser,
+  type UserInfo,
+} from "../classify/identity.ts";
+import { RequestInfoResolver } from "../classify/request_info.ts";
+import type { EffectiveConfiguration } from "../config/mod.ts";
+import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  queueWaitLimitMs,
+  requestDeadlineMs,
+  seatRequestFor,
+} from "../coordinator/seat_request.ts";
+import type { Coordinator, Seat } from "../coordinator/types.ts";
+import { kubernetesEstimator } from "../estimate/kubernetes.ts";
+import { routeCostEstimator } from "../estimate/routes.ts";
+import { estimateInputFor, type WorkEstimator } from "../estimate/types.ts";
+import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import { parseDurationMs } from "../_shared/duration.ts";
+import { resolveConfigOption } from "./_config_option.ts";
+import { releaseWhenBodyEnds } from "./_release_stream.ts";
+import {
+  FLOW_SCHEMA_UID_HEADER,
+  PRIORITY_LEVEL_UID_HEADER,
+  splitUrl,
+  tooManyRequests,
+  withApfHeaders,
+} from "./_response.ts";
+import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
+
+/** The middleware, with what the admin routes and the app's shutdown need. */
+export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler<E> {
+  /** The configuration requests are classified with. */
+  readonly configuration: EffectiveConfiguration;
+  /** The coordinator seats come from (the embedded one is created on first use). */
+  readonly coordinator: Coordinator;
+  /** The metrics of the embedded coordinator, or `null` with a coordinator of your own. */
+  readonly metrics: FlowcontrolMetrics | null;
+  /** The coordinator's state, for the admin routes (`null` when it cannot tell). */
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
+  /** Closes the embedded coordinator (waiters get `unavailable`, its timer stops). */
+  close(): void;
+}
+
+/**
+ * Creates the middleware. Options and configuration are checked here, so a
+ * mistake throws at startup, never per request.
+ *
+ * @throws {ConfigurationError} listing every problem of an invalid configuration.
+ * @throws {TypeError} or {RangeError} for an invalid option, naming it and the value received.
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { apf, type ApfEnv } from "@apf/edge/hono";
+ *
+ * const app = new Hono<ApfEnv>();
+ * app.use(apf());
+ * app.get("/hello", (c) => c.text(`hello from ${c.get("apf").classification.priorityLevel.name}`));
+ * ```
+ */
+export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): ApfMiddleware<E> {
+  checkOptions(options);
+  const configuration = resolveConfigOption(options.config, options.serverConcurrencyLimit);
+  const classifier = new Classifier(configuration);
+  const describer = new RequestInfoResolver(
+    options.routes === undefined ? {} : { routes: options.routes },
+  );
+  const estimator = estimatorOf(options.estimate);
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const defaultWaitMs = queueWaitLimitMs(requestTimeoutMs);
+  const { identify, longRunning, onRejected } = options;
+  const hold = options.holdLongRunningSeats === true;
+  const metrics = options.coordinator === undefined
+    ? new FlowcontrolMetrics({ snapshot: () => embeddedCoordinator().snapshot() })
+    : null;
+  let embedded: EmbeddedCoordinator | null = null;
+  // Created on first use: a timer set at module scope is refused on some platforms.
+  const coordinator: Coordinator = options.coordinator ?? {
+    acquire: (request, acquireOptions) => embeddedCoordinator().acquire(request, acquireOptions),
+  };
+  function embeddedCoordinator(): EmbeddedCoordinator {
+    if (embedded === null) {
+      embedded = new EmbeddedCoordinator(configuration, {
+        ...(options.clock !== undefined && { clock: options.clock }),
+        ...(metrics !== null && { metrics }),
+      });
+    }
+    return embedded;
+  }
+  const anonymous = anonymousUser();
+
+  const middleware = async function apf(c: Context<E>, next: () => Promise<void>) {
+    const raw = c.req.raw;
+    let user: UserInfo = anonymous;
+    if (identify !== undefined) {
+      try {
+        const found = identify(raw, c);
+        user = normalizeUser(found instanceof Promise ? await found : found);
+      } catch (e) {
+        if (!(e instanceof IdentityError)) throw e;
+        return c.text(`Unauthorized: ${e.message}\n`, 401);
+      }
+    }
+    const { path, query } = splitUrl(raw.url);
+    const requestInfo = describer.describe(raw.method, path, query);
+    const classification = classifier.classify(user, requestInfo);
+    const work = estimator(estimateInputFor(classification, requestInfo, raw.method, query));
+    const admission = await coordinator.acquire(
+      seatRequestFor(classification, {
+        work,
+        waitLimitMs: waitLimitOf(query, requestTimeoutMs, defaultWaitMs),
+        user,
+        requestInfo,
+      }),
+      { signal: raw.signal },
+    );
+    if (!admission.admitted) {
+      const custom = onRejected === undefined ? undefined : await onRejected(c, {
+        reason: admission.reason,
+        retryAfterSeconds: admission.retryAfterSeconds,
+        classification,
+        user,
+        requestInfo,
+      });
+      return custom instanceof Response
+        ? withApfHeaders(custom, classification)
+        : tooManyRequests(classification, admission.retryAfterSeconds);
+    }
+    const seat: Seat = admission.seat;
+    const state: ApfState = {
+      user,
+      requestInfo,
+      classification,
+      work,
+      waitedMs: admission.waitedMs,
+      seat,
+    };
+    c.set("apf", state);
+    const serverTiming = `apf;dur=${admission.waitedMs}`;
+    c.header(FLOW_SCHEMA_UID_HEADER, classification.flowSchema.uid);
+    c.header(PRIORITY_LEVEL_UID_HEADER, classification.priorityLevel.uid);
+    c.header("Server-Timing", serverTiming, { append: true });
+    let released = false;
+    try {
+      await next();
+      // A handler that returned a Response of its own did not get the prepared headers.
+      const res = withApfHeaders(c.res, classification, serverTiming);
+      const streaming = requestInfo.verb === "watch" ||
+        res.headers.get("Content-Type")?.startsWith("text/event-stream") === true ||
+        (longRunning !== undefined && longRunning(c));
+      if (streaming) {
+        // Kubernetes gives a watch's seats back once it is initialized (spec §5.5).
+        if (hold) {
+          c.res = releaseWhenBodyEnds(res, seat);
+          released = true;
+        } else {
+          seat.initialized();
+        }
+      }
+      if (res !== c.res && !released) c.res = res;
+    } finally {
+      if (!released) seat.release();
+    }
+  } as ApfMiddleware<E>;
+
+  return Object.defineProperties(middleware, {
+    configuration: { value: configuration, enumerable: true },
+    coordinator: { value: coordinator, enumerable: true },
+    metrics: { value: metrics, enumerable: true },
+    snapshot: {
+      value: (snapshotOptions?: SnapshotOptions): CoordinatorSnapshot | null => {
+        if (options.coordinator === undefined) {
+          return embeddedCoordinator().snapshot(snapshotOptions);
+        }
+        const own = options.coordinator as Coordinator & {
+          snapshot?: (o?: SnapshotOptions) => CoordinatorSnapshot;
+        };
+        return typeof own.snapshot === "function" ? own.snapshot(snapshotOptions) : null;
+      },
+    },
+    close: {
+      value: (): void => {
+        embedded?.close();
+      },
+    },
+  });
+}
+
+/** The queue wait limit of a request: a quarter of its deadline, honouring `?timeout=` (spec §7.3). */
+function waitLimitOf(query: string, requestTimeoutMs: number, defaultMs: number): number {
+  if (!query.includes("timeout=")) return defaultMs;
+  const raw = new URLSearchParams(query).get("timeout");
+  const user = raw === null ? undefined : parseDurationMs(raw);
+  return user === undefined
+    ? defaultMs
+    : queueWaitLimitMs(requestDeadlineMs(requestTimeoutMs, user));
+}
+
+function estimatorOf(estimate: ApfOptions["estimate"]): WorkEstimator {
+  if (estimate === undefined) return kubernetesEstimator();
+  if (typeof estimate === "function") return estimate;
+  if (Array.isArray(estimate)) return routeCostEstimator(estimate);
+  throw new TypeError(
+    `Cannot create apf(): estimate must be route costs or an estimator function, got ${typeof estimate}`,
+  );
+}
+
+// deno-lint-ignore no-explicit-any
+function checkOptions(options: ApfOptions<any>): void {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`Cannot create apf(): options must be an object, got ${String(options)}`);
+  }
+  const fns = ["identify", "longRunning", "onRejected"] as const;
+  for (const name of fns) {
+    const f = options[name];
+    if (f !== undefined && typeof f !== "function") {
+      throw new TypeError(`Cannot create apf(): ${name} must be a function, got ${typeof f}`);
+    }
+  }
+  const t = options.requestTimeoutMs;
+  if (t !== undefined && !(typeof t === "number" && t > 0 && t < Infinity)) {
+    throw new RangeError(
+      `Cannot create apf(): requestTimeoutMs must be a finite number > 0, got ${String(t)}`,
+    );
+  }
+  const co = options.coordinator;
+  if (
+    co !== undefined && (typeof co !== "object" || co === null || typeof co.acquire !== "function")
+  ) {
+    throw new TypeError(
+      "Cannot create apf(): coordinator must have an acquire(request, options) method",
+    );
+  }
+}

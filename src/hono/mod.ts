@@ -1,0 +1,40 @@
+/**
+ * `@apf/edge/hono`: API Priority and Fairness as Hono middleware, and the
+ * admin routes (metrics, debug dumps) to mount where you choose.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { apf, type ApfEnv } from "@apf/edge/hono";
+ *
+ * const app = new Hono<ApfEnv>();
+ * app.use(apf());
+ * app.get("/", (c) => c.text("hello"));
+ * ```
+ *
+ * @module
+ */
+
+export { apf, type ApfMiddleware } from "./middleware.ts";
+export type {
+  ApfConfigOption,
+  ApfEnv,
+  ApfOptions,
+  ApfRejection,
+  ApfState,
+  ApfVariables,
+} from "./types.ts";
+export {
+  FLOW_SCHEMA_UID_HEADER,
+  PRIORITY_LEVEL_UID_HEADER,
+  TOO_MANY_REQUESTS_BODY,
+} from "./_response.ts";
+export {
+  type AdminOptions,
+  type AdminSource,
+  apfAdminRoutes,
+  DEBUG_PREFIX,
+  dumpHandler,
+  type DumpKind,
+  metricsHandler,
+} from "./admin.ts";
