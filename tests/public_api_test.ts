@@ -150,9 +150,9 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ResourceRoute",
       "RouteCost",
       "RuleMatch",
-      "ScalarMetric",
       "SEAT_DEMAND_SMOOTHING",
       "SEAT_SECONDS_SCALE",
+      "ScalarMetric",
       "Seat",
       "SeatDemandStats",
       "SeatRequest",
@@ -225,6 +225,29 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "validatePriorityLevel",
     ],
   },
+  "./hono": {
+    file: "src/hono/mod.ts",
+    names: [
+      "AdminOptions",
+      "AdminSource",
+      "ApfConfigOption",
+      "ApfEnv",
+      "ApfMiddleware",
+      "ApfOptions",
+      "ApfRejection",
+      "ApfState",
+      "ApfVariables",
+      "DEBUG_PREFIX",
+      "DumpKind",
+      "FLOW_SCHEMA_UID_HEADER",
+      "PRIORITY_LEVEL_UID_HEADER",
+      "TOO_MANY_REQUESTS_BODY",
+      "apf",
+      "apfAdminRoutes",
+      "dumpHandler",
+      "metricsHandler",
+    ],
+  },
   "./sim": {
     file: "src/sim/mod.ts",
     names: [
@@ -282,10 +305,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "toConfigJson",
     ],
   },
-  "./deno": {
-    file: "src/deno/mod.ts",
-    names: ["loadConfigurationFiles"],
-  },
+  "./deno": { file: "src/deno/mod.ts", names: ["loadConfigurationFiles"] },
 };
 
 async function exportedNames(file: string): Promise<string[]> {
