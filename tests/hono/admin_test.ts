@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { FakeEventClock, frontProxyIdentity, PROMETHEUS_CONTENT_TYPE } from "../../mod.ts";
+import {
+  apf,
+  apfAdminRoutes,
+  type ApfEnv,
+  dumpHandler,
+  metricsHandler,
+} from "../../src/hono/mod.ts";
+import { gate, settle, tinyConfig } from "./_helpers.ts";
+
+function setup() {
+  const clock = new FakeEventClock(1_700_000_000_000);
+  const limiter = apf({ config: tinyConfig(5), identify: frontProxyIdentity(), clock });
+  const app = new Hono<ApfEnv>();
+  app.route(
+    "/",
+    apfAdminRoutes(limiter, { authorize: (c) => c.req.header("Authorization") === "Bearer ok" }),
+  );
+  app.use("/api/*", limiter);
+  return { app, limiter, clock };
+}
+
+const auth = { headers: { Authorization: "Bearer ok" } };
+
+Deno.test("admin routes refuse without authorization, and cannot be created without authorize", async () => {
+  const { app, limiter } = setup();
+  for (const path of ["/metrics", "/debug/api_priority_and_fairness/dump_priority_levels"]) {
+    const res = await app.request(path);
+    assert.equal(res.status, 403, path);
+    assert.equal(await res.text(), "Forbidden\n");
+  }
+  assert.throws(() => apfAdminRoutes(limiter, {} as never), /options.authorize must be a function/);
+  assert.throws(() => metricsHandler(limiter, undefined as never), /authorize must be a function/);
+  assert.throws(
+    () => dumpHandler("dump_all" as never, limiter, { authorize: () => true }),
+    /unknown kind "dump_all"/,
+  );
+  limiter.close();
+});
+
+Deno.test("metrics and dumps show a request waiting and one executing", async () => {
+  const { app, limiter } = setup();
+  const held = gate();
+  app.get("/api/v1/namespaces/ns/pods/p", async (c) => {
+    await held.promise;
+    return c.text("ok");
+  });
+  const dev = (user: string) => ({ headers: { "X-Remote-User": user, "X-Remote-Group": "dev" } });
+  const a = app.request("/api/v1/namespaces/ns/pods/p", dev("alice"));
+  await settle();
+  const b = app.request("/api/v1/namespaces/ns/pods/p", dev("bob"));
+  await settle();
+
+  const metrics = await app.request("/metrics", auth);
+  assert.equal(metrics.headers.get("Content-Type"), PROMETHEUS_CONTENT_TYPE);
+  const text = await metrics.text();
+  assert.match(
+    text,
+    /^apiserver_flowcontrol_current_executing_requests\{flow_schema="devs",priority_level="tiny"\} 1$/m,
+  );
+  assert.match(
+    text,
+    /^apiserver_flowcontrol_current_inqueue_requests\{flow_schema="devs",priority_level="tiny"\} 1$/m,
+  );
+  assert.match(text, /^apiserver_flowcontrol_nominal_limit_seats\{priority_level="tiny"\} 1$/m);
+
+  const levels =
+    await (await app.request("/debug/api_priority_and_fairness/dump_priority_levels", auth)).text();
+  const tiny = levels.split("\n").find((l) => l.startsWith("tiny,"))!;
+  assert.deepEqual(tiny.split(",").map((s) => s.trim()), [
+    "tiny",
+    "1",
+    "false",
+    "false",
+    "1",
+    "1",
+    "1",
+    "0",
+    "0",
+    "0",
+  ]);
+  const json = await (await app.request(
+    "/debug/api_priority_and_fairness/dump_priority_levels?format=json",
+    auth,
+  )).json();
+  assert.ok(
+    Array.isArray(json) &&
+      json.some((r: { priorityLevelName?: string; name?: string }) =>
+        JSON.stringify(r).includes('"tiny"')
+      ),
+  );
+
+  const requests = await (await app.request(
+    "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
+    auth,
+  )).text();
+  const header = requests.split("\n")[0]!;
+  assert.match(
+    header,
+    /^PriorityLevelName, +FlowSchemaName, +QueueIndex, +RequestIndexInQueue, +FlowDistingsher, +ArriveTime,/,
+  );
+  assert.match(
+    header,
+    /UserName, +Verb, +APIPath, +Namespace, +Name, +APIVersion, +Resource, +SubResource$/,
+  );
+  // One queue: Kubernetes computes no distinguisher then (spec §2.7), so the column is empty.
+  const rows = requests.split("\n").filter((l) => l.startsWith("tiny,"));
+  assert.equal(rows.length, 2);
+  assert.match(
+    rows.find((r) => r.includes("bob"))!,
+    /tiny, +devs, +0, +0, +, +2023-11-14T22:13:20Z, .*bob, +get, +\/api\/v1\/namespaces\/ns\/pods\/p, +ns, +p, +v1, +pods,/,
+  );
+  const queues = await (await app.request("/debug/api_priority_and_fairness/dump_queues", auth))
+    .text();
+  assert.match(queues, /^tiny, +0, +1, +1, +1,/m);
+
+  held.open();
+  await a;
+  await b;
+  limiter.close();
+});
