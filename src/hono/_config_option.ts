@@ -34,6 +34,7 @@ function isObjects(value: object): value is FlowControlConfiguration {
 export function resolveConfigOption(
   config: ApfConfigOption | undefined,
   serverConcurrencyLimit: number | undefined,
+  mandatoryOnly = false,
 ): EffectiveConfiguration {
   const scl = serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
   if (!(Number.isSafeInteger(scl) && scl > 0)) {
@@ -47,7 +48,9 @@ export function resolveConfigOption(
     return effectiveConfiguration(bootstrapConfiguration(), { serverConcurrencyLimit: scl });
   }
   let user: FlowControlConfiguration;
-  if (typeof config === "string") {
+  if (config === undefined) {
+    user = { flowSchemas: [], priorityLevels: [] };
+  } else if (typeof config === "string") {
     user = loadConfiguration({ manifests: [{ name: "apf() config", text: config }] });
   } else if (Array.isArray(config)) {
     user = loadConfiguration({ objects: config });
@@ -70,7 +73,7 @@ export function resolveConfigOption(
       }`,
     );
   }
-  return effectiveConfiguration(mergeWithBootstrap(user).configuration, {
+  return effectiveConfiguration(mergeWithBootstrap(user, { mandatoryOnly }).configuration, {
     serverConcurrencyLimit: scl,
   });
 }

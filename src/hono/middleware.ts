@@ -75,7 +75,11 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
  */
 export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): ApfMiddleware<E> {
   checkOptions(options);
-  const configuration = resolveConfigOption(options.config, options.serverConcurrencyLimit);
+  const configuration = resolveConfigOption(
+    options.config,
+    options.serverConcurrencyLimit,
+    options.mandatoryOnly === true,
+  );
   const classifier = new Classifier(configuration);
   const describer = new RequestInfoResolver(
     options.routes === undefined ? {} : { routes: options.routes },

@@ -78,6 +78,13 @@ export interface ApfOptions<E extends Env = ApfEnv> {
    * embedded coordinator serves it.
    */
   config?: ApfConfigOption;
+  /**
+   * Merge `config` with the mandatory built-in objects only (`exempt`,
+   * `catch-all`), leaving out Kubernetes' suggested levels and schemas,
+   * which an ordinary web API does not use (default false, as a
+   * kube-apiserver does). Ignored for an effective configuration.
+   */
+  mandatoryOnly?: boolean;
   /** Seats of the whole server (default 600). */
   serverConcurrencyLimit?: number;
   /** Who hands out seats (default: an embedded coordinator created for this middleware). */
