@@ -42,8 +42,11 @@ export interface SeatRequest {
 
 /** Options of {@linkcode Coordinator.acquire}. */
 export interface AcquireOptions {
-  /** Aborting it while the request waits rejects it with `cancelled`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting it while the request waits rejects it with `cancelled`. A
+   * function is called only if the request has to wait.
+   */
+  signal?: AbortSignal | (() => AbortSignal);
 }
 
 /** Options of {@linkcode Seat.release}. */

@@ -347,8 +347,8 @@ export class QueueSet {
       );
     }
     const signal = init.signal ?? null;
-    if (signal !== null && typeof signal.aborted !== "boolean") {
-      throw new TypeError("Cannot start a request: signal must be an AbortSignal");
+    if (signal !== null && typeof signal !== "function" && !isSignal(signal)) {
+      throw new TypeError("Cannot start a request: signal must be an AbortSignal or a function");
     }
     const cfg = this.#cfg;
     const queuing = cfg.desiredQueues > 0;
@@ -623,8 +623,32 @@ export class QueueSet {
     this.#bound(q);
   }
 
-  /** Wires up the cancellation signal and the wait deadline of a request left waiting. */
-  #startWaiting(r: Req, signal: AbortSignal | null, waitLimitMs: number | undefined, now: number) {
+  /**
+   * Wires up the cancellation signal and the wait deadline of a request left
+   * waiting. A lazy signal that turns out not to be one cancels the request
+   * and throws, once the set is consistent again.
+   */
+  #startWaiting(
+    r: Req,
+    lazy: AbortSignal | (() => AbortSignal) | null,
+    waitLimitMs: number | undefined,
+    now: number,
+  ) {
+    let signal: AbortSignal | null;
+    try {
+      signal = typeof lazy === "function" ? lazy() : lazy;
+      if (signal !== null && !isSignal(signal)) {
+        throw new TypeError(
+          `Cannot start a request: the signal function returned ${
+            String(signal)
+          }, not an AbortSignal`,
+        );
+      }
+    } catch (e) {
+      this.#removeWaiting(r, "cancelled");
+      this.#afterOperation();
+      throw e;
+    }
     if (signal?.aborted) {
       this.#removeWaiting(r, "cancelled");
       return;
@@ -911,6 +935,11 @@ export class QueueSet {
     this.#tree.resize(this.#queues.length);
     for (const q of this.#queues) if (q.head !== null) this.#bound(q);
   }
+}
+
+function isSignal(value: unknown): value is AbortSignal {
+  return typeof value === "object" && value !== null &&
+    typeof (value as AbortSignal).aborted === "boolean";
 }
 
 function checkLimit(name: string, limit: number): void {

@@ -118,8 +118,13 @@ export interface StartRequestInit {
   hash?: FlowHash | bigint;
   /** Seats and additional latency (default: one seat, no additional latency). */
   work?: WorkEstimate;
-  /** Aborting it while the request waits rejects the request with `cancelled`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting it while the request waits rejects the request with `cancelled`.
+   * A function is called only if the request has to wait, so a request
+   * admitted at once never reads its signal (reading `request.signal` has a
+   * cost on some servers, and Deno warns about it).
+   */
+  signal?: AbortSignal | (() => AbortSignal);
   /**
    * The longest the request may wait, in ms; it is then rejected with
    * `time-out` (a request that cannot start at once with a limit of 0 is

@@ -131,7 +131,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         user,
         requestInfo,
       }),
-      { signal: raw.signal },
+      // Read only if the request has to wait: Deno warns when request.signal is touched.
+      { signal: () => raw.signal },
     );
     if (!admission.admitted) {
       const custom = onRejected === undefined ? undefined : await onRejected(c, {
