@@ -62,15 +62,12 @@ app.post("/v1/reports", async (c) => {
   return c.json({ report: "ready" });
 });
 
-const adminToken = Deno.env.get("APF_ADMIN_TOKEN");
-if (adminToken !== undefined) {
-  app.route(
-    "/",
-    apfAdminRoutes(limiter, {
-      authorize: (c) => c.req.header("Authorization") === `Bearer ${adminToken}`,
-    }),
-  );
-}
+app.route(
+  "/",
+  apfAdminRoutes(limiter, {
+    authorize: (c) => c.req.header("Authorization") === `Bearer ${Deno.env.get("APF_ADMIN_TOKEN")}`,
+  }),
+);
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 8000 }, app.fetch);
 Deno.addSignalListener("SIGINT", async () => {
