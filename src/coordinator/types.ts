@@ -42,8 +42,12 @@ export interface SeatRequest {
 
 /** Options of {@linkcode Coordinator.acquire}. */
 export interface AcquireOptions {
-  /** Aborting it while the request waits rejects it with `cancelled`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting it while the request waits rejects it with `cancelled`. Or a
+   * function returning it, called only if the request has to wait (reading
+   * a served request's `signal` costs microseconds on Deno).
+   */
+  signal?: AbortSignal | (() => AbortSignal | undefined);
 }
 
 /** Options of {@linkcode Seat.release}. */

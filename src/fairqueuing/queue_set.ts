@@ -111,6 +111,13 @@ function validHash(hash: unknown): hash is bigint | FlowHash {
 }
 
 /** The descriptor of requests started without one. */
+/** A request's signal as given: a signal, a function returning one when needed, or none. */
+type SignalInit = AbortSignal | (() => AbortSignal | undefined) | null;
+
+function isSignal(signal: unknown): signal is AbortSignal {
+  return typeof (signal as AbortSignal).aborted === "boolean";
+}
+
 const ANONYMOUS: RequestDescriptor = Object.freeze({ flowSchema: "", distinguisher: "" });
 
 const noop = (): void => {};
@@ -347,8 +354,10 @@ export class QueueSet {
       );
     }
     const signal = init.signal ?? null;
-    if (signal !== null && typeof signal.aborted !== "boolean") {
-      throw new TypeError("Cannot start a request: signal must be an AbortSignal");
+    if (signal !== null && typeof signal !== "function" && !isSignal(signal)) {
+      throw new TypeError(
+        "Cannot start a request: signal must be an AbortSignal or a function returning one",
+      );
     }
     const cfg = this.#cfg;
     const queuing = cfg.desiredQueues > 0;
@@ -624,7 +633,17 @@ export class QueueSet {
   }
 
   /** Wires up the cancellation signal and the wait deadline of a request left waiting. */
-  #startWaiting(r: Req, signal: AbortSignal | null, waitLimitMs: number | undefined, now: number) {
+  #startWaiting(r: Req, init: SignalInit, waitLimitMs: number | undefined, now: number) {
+    const signal = typeof init === "function" ? init() ?? null : init;
+    if (signal !== null && !isSignal(signal)) {
+      // A programmer mistake found only now: take the request out before saying so.
+      this.#removeWaiting(r, "cancelled");
+      throw new TypeError(
+        `Cannot start a request: its signal function must return an AbortSignal, got ${
+          String(signal)
+        }`,
+      );
+    }
     if (signal?.aborted) {
       this.#removeWaiting(r, "cancelled");
       return;

@@ -118,8 +118,13 @@ export interface StartRequestInit {
   hash?: FlowHash | bigint;
   /** Seats and additional latency (default: one seat, no additional latency). */
   work?: WorkEstimate;
-  /** Aborting it while the request waits rejects the request with `cancelled`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting it while the request waits rejects the request with `cancelled`.
+   * Or a function returning it, called only if the request has to wait: on
+   * Deno, merely reading a served request's `signal` costs microseconds (the
+   * server starts tracking it), which requests that never wait need not pay.
+   */
+  signal?: AbortSignal | (() => AbortSignal | undefined);
   /**
    * The longest the request may wait, in ms; it is then rejected with
    * `time-out` (a request that cannot start at once with a limit of 0 is

@@ -127,7 +127,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         user,
         requestInfo,
       }),
-      { signal: raw.signal },
+      // Read only if the request has to wait: on Deno, reading it costs about 6 µs per request.
+      { signal: () => raw.signal },
     );
     if (!admission.admitted) {
       const custom = onRejected === undefined ? undefined : await onRejected(c, {
