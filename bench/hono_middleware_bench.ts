@@ -9,7 +9,11 @@
  * them all alike); the table gives the median ns per request and the
  * difference to the no-op middleware.
  *
- * Run: `deno run --allow-read --allow-env=LOG_TOKENS,LOG_STREAM bench/hono_middleware_bench.ts`.
+ * With `APF_BASELINE=<dir>` (another checkout, e.g. from `git archive`), its
+ * `apf()` runs too, in the same rounds, to measure a change against what it
+ * replaces.
+ *
+ * Run: `deno run --allow-read --allow-env bench/hono_middleware_bench.ts`.
  *
  * @module
  */
@@ -48,6 +52,13 @@ const variants: [string, (n: number) => Promise<void>][] = [
   ["no-op middleware", batch(noop as Handler)],
   ["apf(), identified user", batch(apfMiddleware as unknown as Handler)],
 ];
+const baselineDir = Deno.env.get("APF_BASELINE");
+const baseline: typeof apfMiddleware | null = baselineDir === undefined
+  ? null
+  : (await import(`${baselineDir}/src/hono/mod.ts`)).apf({ identify: () => alice });
+if (baseline !== null) {
+  variants.push(["apf() of APF_BASELINE", batch(baseline as unknown as Handler)]);
+}
 
 const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
 for (const [, run] of variants) await run(BATCH); // warm-up
@@ -59,6 +70,7 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 apfMiddleware.close();
+baseline?.close();
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
