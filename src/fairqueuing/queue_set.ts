@@ -111,6 +111,13 @@ function validHash(hash: unknown): hash is bigint | FlowHash {
 }
 
 /** The descriptor of requests started without one. */
+/** A request's signal as given: a signal, a function returning one when needed, or none. */
+type SignalInit = AbortSignal | (() => AbortSignal | undefined) | null;
+
+function isSignal(signal: unknown): signal is AbortSignal {
+  return typeof (signal as AbortSignal).aborted === "boolean";
+}
+
 const ANONYMOUS: RequestDescriptor = Object.freeze({ flowSchema: "", distinguisher: "" });
 
 const noop = (): void => {};
@@ -348,7 +355,9 @@ export class QueueSet {
     }
     const signal = init.signal ?? null;
     if (signal !== null && typeof signal !== "function" && !isSignal(signal)) {
-      throw new TypeError("Cannot start a request: signal must be an AbortSignal or a function");
+      throw new TypeError(
+        "Cannot start a request: signal must be an AbortSignal or a function returning one",
+      );
     }
     const cfg = this.#cfg;
     const queuing = cfg.desiredQueues > 0;
@@ -625,23 +634,18 @@ export class QueueSet {
 
   /**
    * Wires up the cancellation signal and the wait deadline of a request left
-   * waiting. A lazy signal that turns out not to be one cancels the request
-   * and throws, once the set is consistent again.
+   * waiting. A signal function that throws or returns something else cancels
+   * the request and throws, once the set is consistent again.
    */
-  #startWaiting(
-    r: Req,
-    lazy: AbortSignal | (() => AbortSignal) | null,
-    waitLimitMs: number | undefined,
-    now: number,
-  ) {
+  #startWaiting(r: Req, init: SignalInit, waitLimitMs: number | undefined, now: number) {
     let signal: AbortSignal | null;
     try {
-      signal = typeof lazy === "function" ? lazy() : lazy;
+      signal = typeof init === "function" ? init() ?? null : init;
       if (signal !== null && !isSignal(signal)) {
         throw new TypeError(
-          `Cannot start a request: the signal function returned ${
+          `Cannot start a request: its signal function must return an AbortSignal, got ${
             String(signal)
-          }, not an AbortSignal`,
+          }`,
         );
       }
     } catch (e) {
@@ -935,11 +939,6 @@ export class QueueSet {
     this.#tree.resize(this.#queues.length);
     for (const q of this.#queues) if (q.head !== null) this.#bound(q);
   }
-}
-
-function isSignal(value: unknown): value is AbortSignal {
-  return typeof value === "object" && value !== null &&
-    typeof (value as AbortSignal).aborted === "boolean";
 }
 
 function checkLimit(name: string, limit: number): void {

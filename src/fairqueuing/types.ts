@@ -120,11 +120,11 @@ export interface StartRequestInit {
   work?: WorkEstimate;
   /**
    * Aborting it while the request waits rejects the request with `cancelled`.
-   * A function is called only if the request has to wait, so a request
-   * admitted at once never reads its signal (reading `request.signal` has a
-   * cost on some servers, and Deno warns about it).
+   * Or a function returning it, called only if the request has to wait: on
+   * Deno, merely reading a served request's `signal` costs microseconds (the
+   * server starts tracking it), which requests that never wait need not pay.
    */
-  signal?: AbortSignal | (() => AbortSignal);
+  signal?: AbortSignal | (() => AbortSignal | undefined);
   /**
    * The longest the request may wait, in ms; it is then rejected with
    * `time-out` (a request that cannot start at once with a limit of 0 is

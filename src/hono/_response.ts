@@ -29,24 +29,23 @@ export function tooManyRequests(c: Classification, retryAfterSeconds: number): R
 }
 
 /**
- * `response` carrying the two UID headers (and `serverTiming`, when given):
- * as is when it has them, else a copy with them (the headers of a fetched
- * response are immutable).
+ * `response` carrying the two UID headers (and `serverTiming` appended to
+ * `Server-Timing`, when given): the same response with its headers set, or
+ * a copy when they are immutable (a fetched response's).
  */
 export function withApfHeaders(
   response: Response,
   c: Classification,
   serverTiming?: string,
 ): Response {
-  if (response.headers.get(PRIORITY_LEVEL_UID_HEADER) === c.priorityLevel.uid) return response;
   let out = response;
   try {
     out.headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
   } catch {
     out = new Response(response.body, response);
+    out.headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
   }
   const headers = out.headers;
-  headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
   headers.set(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.uid);
   if (serverTiming !== undefined) headers.append("Server-Timing", serverTiming);
   return out;

@@ -74,6 +74,40 @@ Deno.test("an already-aborted signal runs only if it need not wait; an abort aft
   r.finish();
 });
 
+Deno.test("a signal given as a function is read only when the request has to wait", async () => {
+  const { qs } = makeSet(queuing(1, 1, 5, 1));
+  let reads = 0;
+  const controller = new AbortController();
+  const lazy = () => {
+    reads++;
+    return controller.signal;
+  };
+  const first = qs.startRequest({ signal: lazy });
+  assert.equal(first.decision, "execute");
+  assert.equal(reads, 0, "a request that executes at once never reads its signal");
+  const second = qs.startRequest({ signal: lazy });
+  assert.equal(second.decision, null);
+  assert.equal(reads, 1);
+  controller.abort();
+  assert.equal(await second.wait(), "cancelled");
+  assert.equal(qs.startRequest({ signal: lazy }).decision, "cancelled", "already aborted");
+  assert.equal(qs.startRequest({ signal: () => undefined }).decision, null, "no signal");
+  assert.equal(reads, 2);
+  first.finish();
+});
+
+Deno.test("a signal function returning something else throws and leaves nothing waiting", () => {
+  const { qs } = makeSet(queuing(1, 1, 5, 1));
+  const first = qs.startRequest();
+  assert.throws(
+    () => qs.startRequest({ signal: () => ({}) as AbortSignal }),
+    /its signal function must return an AbortSignal, got \[object Object\]/,
+  );
+  assert.equal(qs.waitingRequests, 0);
+  first.finish();
+  assert.equal(qs.isIdle, true);
+});
+
 Deno.test("a request's wait limit rejects it with time-out at its deadline, not before", () => {
   const { qs, clock } = makeSet(queuing(1, 1, 5, 1));
   const log = new DecisionLog();
@@ -152,7 +186,7 @@ Deno.test("QueueSet refuses bad requests with a clear error and changes nothing"
     [{ hash: { hi: 2 ** 32, lo: 0 } }, /got \{"hi":4294967296,"lo":0\}/],
     [{ hash: { hi: 1 } }, /32-bit halves/],
     [{ waitLimitMs: -5 }, /waitLimitMs must be a number >= 0, got -5/],
-    [{ signal: {} }, /signal must be an AbortSignal/],
+    [{ signal: {} }, /signal must be an AbortSignal or a function returning one/],
   ];
   for (const [init, message] of bad) {
     assert.throws(() => qs.startRequest(init as never), message);

@@ -189,7 +189,7 @@ Deno.test("a lazy signal is read only when the request has to wait", () => {
   assert.equal(b.decision, "cancelled");
   assert.throws(
     () => qs.startRequest({ signal: () => "nope" as never }),
-    /the signal function returned nope, not an AbortSignal/,
+    /its signal function must return an AbortSignal, got nope/,
   );
   assert.throws(() =>
     qs.startRequest({
@@ -200,7 +200,7 @@ Deno.test("a lazy signal is read only when the request has to wait", () => {
   assert.equal(qs.waitingRequests, 0, "a failed lazy signal leaves nothing waiting");
   assert.throws(
     () => qs.startRequest({ signal: 5 as never }),
-    /signal must be an AbortSignal or a function/,
+    /signal must be an AbortSignal or a function returning one/,
   );
   a.finish();
   assert.equal(qs.isIdle, true);

@@ -1,0 +1,85 @@
+/**
+ * The `apf()` middleware invoked directly (issue 10): per request, a fresh
+ * Hono `Context` over one prepared `Request`, the middleware, and a `next`
+ * that does what Hono's compose does with `c.text("hello")`. No HTTP, no
+ * router: what is left is the middleware's own server CPU per request, the
+ * quantity the wrk target bounds (0.6 µs over the no-op middleware).
+ *
+ * Variants take turns in 51 rounds of one batch each (a busy machine slows
+ * them all alike); the table gives the median ns per request and the
+ * difference to the no-op middleware.
+ *
+ * With `APF_BASELINE=<dir>` (another checkout, e.g. from `git archive`), its
+ * `apf()` runs too, in the same rounds, to measure a change against what it
+ * replaces.
+ *
+ * Run: `deno run --allow-read --allow-env bench/hono_middleware_bench.ts`.
+ *
+ * @module
+ */
+
+import { Context, type MiddlewareHandler } from "hono";
+import { apf } from "../src/hono/mod.ts";
+
+const ROUNDS = 51;
+const BATCH = 20_000;
+
+const request = new Request("http://127.0.0.1:8000/");
+const alice = { name: "alice", groups: ["dev"] };
+
+type Handler = (c: Context, next: () => Promise<void>) => Promise<unknown>;
+
+function batch(middleware: Handler): (n: number) => Promise<void> {
+  return async (n) => {
+    for (let i = 0; i < n; i++) {
+      const c = new Context(request);
+      // Hono's compose: the handler's response becomes c.res.
+      await middleware(c, () => {
+        c.res = c.text("hello");
+        return Promise.resolve();
+      });
+      if (c.res.status !== 200) throw new Error(`Cannot bench: status ${c.res.status}`);
+    }
+  };
+}
+
+const noop: MiddlewareHandler = async (_c, next) => {
+  await next();
+};
+const apfMiddleware = apf({ identify: () => alice });
+
+const variants: [string, (n: number) => Promise<void>][] = [
+  ["no-op middleware", batch(noop as Handler)],
+  ["apf(), identified user", batch(apfMiddleware as unknown as Handler)],
+];
+const baselineDir = Deno.env.get("APF_BASELINE");
+const baseline: typeof apfMiddleware | null = baselineDir === undefined
+  ? null
+  : (await import(`${baselineDir}/src/hono/mod.ts`)).apf({ identify: () => alice });
+if (baseline !== null) {
+  variants.push(["apf() of APF_BASELINE", batch(baseline as unknown as Handler)]);
+}
+
+const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+for (const [, run] of variants) await run(BATCH); // warm-up
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [name, run] of variants) {
+    const t0 = performance.now();
+    await run(BATCH);
+    samples.get(name)!.push(((performance.now() - t0) * 1e6) / BATCH);
+  }
+}
+apfMiddleware.close();
+baseline?.close();
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+const base = median(samples.get("no-op middleware")!);
+console.log("| variant | ns/request (median) | over no-op |");
+console.log("| --- | --- | --- |");
+for (const [name, xs] of samples) {
+  const m = median(xs);
+  console.log(`| ${name} | ${m.toFixed(0)} | ${(m - base).toFixed(0)} ns |`);
+}

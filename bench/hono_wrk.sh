@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# wrk benchmark of Hono middleware on Deno (issue 10): bare app, a no-op
+# middleware, apf(), hono-rate-limiter. One server process per variant, all
+# started first and warmed up; then interleaved rounds, wrk pinned to core 1,
+# servers unpinned. Prints one TSV line per measurement, then medians and
+# ratios to the no-op middleware (bench/hono_wrk_summary.ts).
+#
+# Usage: bench/hono_wrk.sh [rounds=5] [seconds=10] [connections=16] [variants="bare noop apf ratelimit"]
+# Extra server flags (e.g. --cpu-prof) via SERVER_FLAGS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+seconds=${2:-10}
+conns=${3:-16}
+read -r -a variants <<<"${4:-bare noop apf ratelimit}"
+out=${OUT:-$(mktemp /tmp/hono_wrk.XXXXXX.tsv)}
+base_port=${BASE_PORT:-18080}
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+i=0
+declare -A port
+for v in "${variants[@]}"; do
+  port[$v]=$((base_port + i))
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  deno run --allow-net=127.0.0.1 --allow-env --allow-read ${SERVER_FLAGS:-} \
+    bench/hono_wrk_server.ts "$v" "${port[$v]}" >/dev/null &
+  pids+=($!)
+done
+for v in "${variants[@]}"; do
+  until curl -sf "http://127.0.0.1:${port[$v]}/" >/dev/null; do sleep 0.2; done
+  taskset -c 1 wrk -t1 -c"$conns" -d3s "http://127.0.0.1:${port[$v]}/" >/dev/null # warm-up
+done
+
+echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us" | tee "$out"
+for r in $(seq 1 "$rounds"); do
+  for v in "${variants[@]}"; do
+    taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "http://127.0.0.1:${port[$v]}/" |
+      awk -v r="$r" -v v="$v" '
+        function us(s) { if (s ~ /us$/) return s + 0; if (s ~ /ms$/) return s * 1000; return s * 1e6 }
+        /^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) } /^Requests\/sec/ { rps = $2 }
+        END { printf "%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99 }' | tee -a "$out"
+  done
+done
+deno run --allow-read bench/hono_wrk_summary.ts "$out"

@@ -1,0 +1,44 @@
+/**
+ * Summarizes bench/hono_wrk.sh's TSV: per variant the median req/s, p50 and
+ * p99 latency over the rounds, the throughput ratio to the no-op middleware
+ * and the server time per request over it (1/throughput difference: with
+ * wrk saturating the server, its CPU per request is about 1/throughput).
+ *
+ * Run: `deno run --allow-read bench/hono_wrk_summary.ts results.tsv`.
+ *
+ * @module
+ */
+
+const [file] = Deno.args;
+if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
+const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
+const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[] }>();
+for (const [, v, rps, p50, p99] of rows) {
+  const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [] };
+  e.rps.push(Number(rps));
+  e.p50.push(Number(p50));
+  e.p99.push(Number(p99));
+  byVariant.set(v!, e);
+}
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+const noop = byVariant.get("noop");
+const noopRps = noop === undefined ? NaN : median(noop.rps);
+console.log(
+  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs no-op | µs/request over no-op |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+for (const [v, e] of byVariant) {
+  const rps = median(e.rps);
+  const over = (1 / rps - 1 / noopRps) * 1e6;
+  console.log(
+    `| ${v} | ${Math.round(rps).toLocaleString("en")} | ${
+      Math.round(Math.min(...e.rps)).toLocaleString("en")
+    }–${Math.round(Math.max(...e.rps)).toLocaleString("en")} | ${median(e.p50).toFixed(0)} µs | ${
+      median(e.p99).toFixed(0)
+    } µs | ${(rps / noopRps).toFixed(2)}x | ${over.toFixed(2)} |`,
+  );
+}
