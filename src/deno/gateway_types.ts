@@ -20,19 +20,13 @@ export interface ListenAddress {
   port: number;
 }
 
-/** What the gateway's Hono app gets from `Deno.serve` as its `c.env`. */
-export interface GatewayBindings {
-  /** The client's address (`Deno.ServeHandlerInfo.remoteAddr`). */
-  remoteAddr: Deno.Addr;
-}
-
 /**
  * The Hono environment of the gateway's app: `Deno.serve`'s info, and
  * `apf()`'s variables. Internal: not exported from `@apf/edge/deno`.
  */
 export interface GatewayEnv {
-  /** The connection info. */
-  Bindings: GatewayBindings;
+  /** What `Deno.serve` tells of the connection: the client's address. */
+  Bindings: { remoteAddr: Deno.Addr };
   /** What `apf()` sets. */
   Variables: ApfVariables;
 }

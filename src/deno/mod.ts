@@ -8,11 +8,4 @@
 
 export { loadConfigurationFiles } from "./config_files.ts";
 export { DEFAULT_GATEWAY_LISTEN, serveGateway } from "./gateway.ts";
-export type {
-  Gateway,
-  GatewayBindings,
-  GatewayMiddleware,
-  GatewayOptions,
-  ListenAddress,
-} from "./gateway_types.ts";
-export { HOP_BY_HOP_HEADERS } from "./_proxy.ts";
+export type { Gateway, GatewayMiddleware, GatewayOptions, ListenAddress } from "./gateway_types.ts";
