@@ -305,7 +305,18 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "toConfigJson",
     ],
   },
-  "./deno": { file: "src/deno/mod.ts", names: ["loadConfigurationFiles"] },
+  "./deno": {
+    file: "src/deno/mod.ts",
+    names: [
+      "DEFAULT_GATEWAY_LISTEN",
+      "Gateway",
+      "GatewayMiddleware",
+      "GatewayOptions",
+      "ListenAddress",
+      "loadConfigurationFiles",
+      "serveGateway",
+    ],
+  },
 };
 
 async function exportedNames(file: string): Promise<string[]> {

@@ -26,7 +26,7 @@ export interface DenoIOOptions {
   cwd?: string;
   /** Standard input; default `Deno.stdin.readable`. */
   stdin?: () => ReadableStream<Uint8Array>;
-  /** Standard output; default `Deno.stdout`. */
+  /** Standard output; default `Deno.stdout` (a terminal when its `isTerminal()` says so). */
   stdout?: SyncWriter;
   /** Standard error; default `Deno.stderr`. */
   stderr?: SyncWriter;
@@ -116,6 +116,10 @@ export function createDenoIO(options: DenoIOOptions = {}): CliIO {
         if (e instanceof Deno.errors.BrokenPipe) throw new OutputClosedError(e);
         throw e;
       }
+    },
+    isTerminal: () => {
+      const out = stdout as SyncWriter & { isTerminal?: () => boolean };
+      return typeof out.isTerminal === "function" && out.isTerminal();
     },
     stderr(text) {
       try {

@@ -42,6 +42,11 @@ export interface CliIO {
   stdout(text: string): void;
   /** Writes to standard error. */
   stderr(text: string): void;
+  /**
+   * Whether standard output is a terminal (live views redraw in place only
+   * then). Absent means no.
+   */
+  isTerminal?(): boolean;
 }
 
 /**

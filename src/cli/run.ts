@@ -6,7 +6,9 @@
 
 import { CLASSIFY_USAGE, classifyCommand } from "./classify.ts";
 import { CONFIG_PRINT_HELP, CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
+import { DEMO_USAGE, demoCommand } from "./demo.ts";
 import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+import { SERVE_USAGE, serveCommand } from "./serve.ts";
 import { SIMULATE_USAGE, simulateCommand } from "./simulate.ts";
 import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
 
@@ -20,6 +22,8 @@ usage:
   ${CONFIG_PRINT_USAGE}
   ${CLASSIFY_USAGE}
   ${SIMULATE_USAGE}
+  ${SERVE_USAGE}
+  ${DEMO_USAGE}
   apf version
   apf help
 `;
@@ -66,6 +70,10 @@ async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
       return await classifyCommand(rest, io);
     case "simulate":
       return await simulateCommand(rest, io);
+    case "serve":
+      return await serveCommand(rest, io);
+    case "demo":
+      return await demoCommand(rest, io);
     case "version":
     case "--version":
       io.stdout(`apf ${VERSION}\n`);

@@ -1,0 +1,160 @@
+/**
+ * What the demo prints: the live table (per flow and per priority level),
+ * a one-line progress report for output that is not a terminal, and the
+ * closing summary. Pure functions of plain data, so they are testable.
+ *
+ * @module
+ */
+
+import { type FlowStats, percentile } from "./_demo_load.ts";
+import { renderTable } from "./table.ts";
+
+/** One priority level's state, from the coordinator's snapshot. */
+export interface LevelRow {
+  /** The level's name. */
+  name: string;
+  /** Seats held by executing requests. */
+  seatsInUse: number;
+  /** Requests waiting in its queues. */
+  queued: number;
+  /** Its current concurrency limit. */
+  currentLimit: number;
+}
+
+/** Everything one frame of the demo shows. */
+export interface DemoFrame {
+  /** `without APF` or `with APF`. */
+  phase: string;
+  /** 1 or 2. */
+  phaseNumber: number;
+  /** Time into the phase, ms. */
+  elapsedMs: number;
+  /** Length of the phase, ms. */
+  durationMs: number;
+  /** Elephant first, then mice. */
+  flows: readonly FlowStats[];
+  /** Priority levels with any activity, or `null` without APF. */
+  levels: readonly LevelRow[] | null;
+  /** The upstream's slots. */
+  upstream: { busy: number; waiting: number; slots: number };
+}
+
+/** A latency for humans: `35 ms`, or `-` when there is none. */
+export function ms(value: number | undefined): string {
+  return value === undefined ? "-" : `${Math.round(value)} ms`;
+}
+
+function seconds(valueMs: number): string {
+  return `${(valueMs / 1000).toFixed(1)}s`;
+}
+
+/** The live view: a title, the flow table, the level table (or the upstream's state). */
+export function renderFrame(frame: DemoFrame): string {
+  const title = `phase ${frame.phaseNumber} of 2: ${frame.phase}` +
+    `  ${seconds(frame.elapsedMs)} / ${seconds(frame.durationMs)}\n\n`;
+  const flows = renderTable(
+    ["flow", "sent", "served", "rejected", "in flight", "p50", "p99"],
+    frame.flows.map((f) => [
+      f.user,
+      String(f.sent),
+      String(f.served),
+      String(f.rejected),
+      String(f.inFlight),
+      ms(percentile(f.latencies, 0.5)),
+      ms(percentile(f.latencies, 0.99)),
+    ]),
+  );
+  const up = frame.upstream;
+  const upstream =
+    `upstream: ${up.busy}/${up.slots} slots busy, ${up.waiting} requests waiting inside it\n`;
+  if (frame.levels === null) {
+    return `${title}${flows}\n(no APF: every request goes straight to the upstream)\n${upstream}`;
+  }
+  const levels = renderTable(
+    ["priority level", "seats in use", "queued", "current limit"],
+    frame.levels.map((
+      l,
+    ) => [l.name, String(l.seatsInUse), String(l.queued), String(l.currentLimit)]),
+  );
+  return `${title}${flows}\n${levels}${upstream}`;
+}
+
+/** Sums of the mice's flows, and the elephant's. */
+export interface PhaseResult {
+  /** `without APF` or `with APF`. */
+  phase: string;
+  /** The mice together. */
+  mice: { served: number; rejected: number; failed: number; p50?: number; p99?: number };
+  /** The elephant. */
+  elephant: { served: number; rejected: number; failed: number };
+}
+
+/** The result of a phase from its flows (elephant first). */
+export function phaseResult(phase: string, flows: readonly FlowStats[]): PhaseResult {
+  const [elephant, ...mice] = flows;
+  const latencies = mice.flatMap((m) => m.latencies);
+  const sum = (key: "served" | "rejected" | "failed") => mice.reduce((n, m) => n + m[key], 0);
+  const p50 = percentile(latencies, 0.5);
+  const p99 = percentile(latencies, 0.99);
+  return {
+    phase,
+    mice: {
+      served: sum("served"),
+      rejected: sum("rejected"),
+      failed: sum("failed"),
+      ...(p50 !== undefined && { p50 }),
+      ...(p99 !== undefined && { p99 }),
+    },
+    elephant: {
+      served: elephant?.served ?? 0,
+      rejected: elephant?.rejected ?? 0,
+      failed: elephant?.failed ?? 0,
+    },
+  };
+}
+
+/** One line of progress, for output that is not a terminal. */
+export function renderProgress(frame: DemoFrame): string {
+  const r = phaseResult(frame.phase, frame.flows);
+  let line = `[${frame.phase} ${seconds(frame.elapsedMs)}] mice: ${r.mice.served} served, ` +
+    `p50 ${ms(r.mice.p50)}, p99 ${ms(r.mice.p99)}; elephant: ${r.elephant.served} served, ` +
+    `${r.elephant.rejected} rejected`;
+  for (const l of frame.levels ?? []) {
+    line += `; level ${l.name}: ${l.seatsInUse}/${l.currentLimit} seats, ${l.queued} queued`;
+  }
+  const up = frame.upstream;
+  return `${line}; upstream: ${up.busy}/${up.slots} busy, ${up.waiting} waiting\n`;
+}
+
+/** The closing summary comparing the two phases. */
+export function renderSummary(without: PhaseResult, withApf: PhaseResult): string {
+  const table = renderTable(
+    [
+      "",
+      "mice served",
+      "mice p50",
+      "mice p99",
+      "mice rejected",
+      "elephant served",
+      "elephant rejected",
+    ],
+    [without, withApf].map((r) => [
+      r.phase,
+      String(r.mice.served),
+      ms(r.mice.p50),
+      ms(r.mice.p99),
+      String(r.mice.rejected),
+      String(r.elephant.served),
+      String(r.elephant.rejected),
+    ]),
+  );
+  let verdict = "";
+  const before = without.mice.p99, after = withApf.mice.p99;
+  if (before !== undefined && after !== undefined && after > 0) {
+    verdict = `\nWith APF the mice's p99 latency went from ${ms(before)} to ${ms(after)} ` +
+      `(${(before / after).toFixed(1)}x ${before >= after ? "lower" : "higher"}), ` +
+      `while the elephant was held to its fair share of the level ` +
+      `(${withApf.elephant.rejected} of its requests got 429 with Retry-After).\n`;
+  }
+  return `\nSummary\n\n${table}${verdict}`;
+}

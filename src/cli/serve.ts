@@ -1,0 +1,168 @@
+/**
+ * `apf serve`: the APF gateway in front of an HTTP upstream, until SIGINT or
+ * SIGTERM, which drain in-flight requests and exit 0.
+ *
+ * @module
+ */
+
+import { parseDurationMs } from "../_shared/duration.ts";
+import { DEBUG_PREFIX } from "../hono/admin.ts";
+import { serveGateway } from "../deno/gateway.ts";
+import { type HostPort, httpUrlOf, parseHostPort, parseUpstream } from "./_address.ts";
+import { helpText, parseArgs } from "./args.ts";
+import { loadEffective } from "./effective_input.ts";
+import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+
+/** Usage line of the command. */
+export const SERVE_USAGE =
+  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>]";
+
+const HELP = helpText(
+  SERVE_USAGE,
+  `
+Runs a reverse proxy governed by API Priority and Fairness in front of the
+upstream: each request is classified, waits for seats in its priority level
+(or gets 429 with Retry-After), and is forwarded with method, path, query,
+headers (minus hop-by-hop ones, plus X-Forwarded-For) and body, both bodies
+streamed. An unreachable upstream gives 502; one that has not answered within
+the request timeout gives 504.
+
+  --upstream <url>           where requests go (http: or https:; a path prefixes every request's)
+  --config <file>            manifests merged with the built-in configuration (repeatable)
+  --listen <host:port>       where clients connect (default 127.0.0.1:8080; port 0: any free port)
+  --admin-listen <host:port> serve /metrics and ${DEBUG_PREFIX}/dump_* there only
+  --server-concurrency N     seats of the whole gateway (default 600)
+  --trust-identity-headers   take the user from X-Remote-User, X-Remote-Group and
+                             X-Remote-Extra-* (only behind an authenticating proxy that sets
+                             them); without it every request is anonymous
+  --request-timeout <d>      Go duration (default 60s): a request queues a quarter of it at most
+
+SIGINT or SIGTERM stops accepting connections, lets in-flight requests finish
+and exits 0.
+`,
+);
+
+/** Subscribes to the signals that stop the gateway; returns the unsubscribe function. */
+export type ShutdownSignals = (onSignal: () => void) => () => void;
+
+/** SIGINT and SIGTERM (SIGTERM where the platform has it). */
+export const processSignals: ShutdownSignals = (onSignal) => {
+  const names: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const name of names) Deno.addSignalListener(name, onSignal);
+  return () => {
+    for (const name of names) Deno.removeSignalListener(name, onSignal);
+  };
+};
+
+/**
+ * Parses the options, starts the gateway, prints where it listens, and
+ * returns 0 once a signal stopped it and in-flight requests are done. Exits
+ * 2 on a usage error, 1 on an invalid configuration.
+ */
+export async function serveCommand(
+  args: readonly string[],
+  io: CliIO,
+  signals: ShutdownSignals = processSignals,
+): Promise<ExitCode> {
+  const parsed = parseArgs(args, {
+    booleans: ["trust-identity-headers"],
+    strings: [
+      "config",
+      "upstream",
+      "listen",
+      "admin-listen",
+      "server-concurrency",
+      "request-timeout",
+    ],
+  });
+  if (parsed.ok && parsed.booleans.has("help")) {
+    io.stdout(HELP);
+    return 0;
+  }
+  const fail = (msg: string): ExitCode => {
+    io.stderr(`apf serve: ${msg}\nusage: ${SERVE_USAGE}\n`);
+    return 2;
+  };
+  if (!parsed.ok) return fail(parsed.error);
+  const last = (name: string) => parsed.strings.get(name)?.at(-1);
+  const upstreamText = last("upstream");
+  if (upstreamText === undefined) return fail("--upstream is required");
+  const upstream = parseUpstream(upstreamText);
+  if (upstream === undefined) {
+    return fail(
+      `--upstream must be an http: or https: URL without credentials, query or fragment, got ${
+        JSON.stringify(upstreamText)
+      }`,
+    );
+  }
+  const address = (name: string, fallback: HostPort | null): HostPort | null | string => {
+    const text = last(name);
+    if (text === undefined) return fallback;
+    return parseHostPort(text) ??
+      `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
+  };
+  const listen = address("listen", { hostname: "127.0.0.1", port: 8080 });
+  if (typeof listen === "string") return fail(listen);
+  const adminListen = address("admin-listen", null);
+  if (typeof adminListen === "string") return fail(adminListen);
+  const timeoutText = last("request-timeout");
+  const requestTimeoutMs = timeoutText === undefined ? undefined : parseDurationMs(timeoutText);
+  if (timeoutText !== undefined && !(requestTimeoutMs !== undefined && requestTimeoutMs >= 1)) {
+    return fail(
+      `--request-timeout must be a duration of 1ms or more, like 30s or 1m30s, got ${
+        JSON.stringify(timeoutText)
+      }`,
+    );
+  }
+  const loaded = await loadEffective(parsed, io, SERVE_USAGE);
+  if (!loaded.ok) return loaded.code;
+
+  const gateway = serveGateway({
+    upstream,
+    config: loaded.effective,
+    listen: listen!,
+    adminListen,
+    trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
+    ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+    onUpstreamError: (e, req) => {
+      const path = new URL(req.url).pathname;
+      io.stderr(`apf serve: upstream error: ${req.method} ${path}: ${messageOf(e)}\n`);
+    },
+  });
+  // A reader of our output that goes away must not stop the gateway.
+  const say = (text: string) => {
+    try {
+      io.stdout(text);
+    } catch (e) {
+      if (!(e instanceof OutputClosedError)) throw e;
+    }
+  };
+  const unsubscribe = signals(() => {
+    say("apf serve: shutting down, letting in-flight requests finish\n");
+    void gateway.shutdown();
+  });
+  try {
+    const levels = loaded.effective.priorityLevels.length;
+    say(
+      `apf serve: listening on ${httpUrlOf(gateway.addr)}, proxying to ${upstream.href} ` +
+        `(${levels} priority levels, server concurrency ${loaded.effective.serverConcurrencyLimit})\n`,
+    );
+    if (gateway.adminAddr !== null) {
+      say(
+        `apf serve: admin routes on ${
+          httpUrlOf(gateway.adminAddr)
+        } (/metrics, ${DEBUG_PREFIX}/dump_*)\n`,
+      );
+    }
+    await gateway.finished;
+    say("apf serve: stopped\n");
+    return 0;
+  } finally {
+    unsubscribe();
+    await gateway.shutdown();
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

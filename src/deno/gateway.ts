@@ -1,0 +1,137 @@
+/**
+ * `serveGateway()`: an APF gateway in front of any HTTP upstream, on Deno.
+ * Each request is classified and waits for seats (`apf()` with an embedded
+ * coordinator), then is proxied with its body streamed both ways. The
+ * admin routes are served only on their own listener.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import { frontProxyIdentity } from "../classify/identity_resolvers.ts";
+import { systemClock } from "../fairqueuing/clock.ts";
+import { apf, apfAdminRoutes, type ApfOptions } from "../hono/mod.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
+import { reverseProxy } from "./_proxy.ts";
+import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
+
+/** Where the gateway listens when not told: `127.0.0.1:8080`. */
+export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
+
+/**
+ * Starts the gateway: listening as soon as it returns. Needs `--allow-net`
+ * for the listeners and the upstream.
+ *
+ * @throws {TypeError} when `upstream` is not an `http:` or `https:` URL without query and fragment.
+ * @throws {ConfigurationError} for an invalid configuration; {TypeError} or {RangeError} for a bad option.
+ * @example
+ * ```ts ignore
+ * import { serveGateway } from "@apf/edge/deno";
+ * const gateway = serveGateway({
+ *   upstream: "http://127.0.0.1:3000",
+ *   listen: { hostname: "127.0.0.1", port: 8080 },
+ *   adminListen: { hostname: "127.0.0.1", port: 9090 },
+ *   trustIdentityHeaders: true,
+ * });
+ * Deno.addSignalListener("SIGTERM", () => gateway.shutdown());
+ * await gateway.finished;
+ * ```
+ */
+export function serveGateway(options: GatewayOptions): Gateway {
+  const upstream = upstreamUrl(options.upstream);
+  const listen = checkAddress("listen", options.listen ?? DEFAULT_GATEWAY_LISTEN);
+  const adminListen = options.adminListen == null
+    ? null
+    : checkAddress("adminListen", options.adminListen);
+  const clock = options.clock ?? systemClock;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const apfOptions: ApfOptions<GatewayEnv> = {
+    requestTimeoutMs,
+    clock,
+    ...(options.config !== undefined && { config: options.config }),
+    ...(options.serverConcurrencyLimit !== undefined &&
+      { serverConcurrencyLimit: options.serverConcurrencyLimit }),
+    ...(options.trustIdentityHeaders === true && { identify: frontProxyIdentity() }),
+  };
+  const middleware = apf<GatewayEnv>(apfOptions);
+
+  const app = new Hono<GatewayEnv>();
+  app.use(middleware);
+  app.all(
+    "*",
+    reverseProxy(upstream, { clock, requestTimeoutMs, onError: options.onUpstreamError }),
+  );
+
+  const onListen = options.onListen;
+  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  try {
+    servers.push(Deno.serve({
+      hostname: listen.hostname,
+      port: listen.port,
+      onListen: (addr) => onListen?.(addr, "main"),
+    }, (req, info) => app.fetch(req, info)));
+    if (adminListen !== null) {
+      const admin = new Hono().route("/", apfAdminRoutes(middleware, { authorize: () => true }));
+      servers.push(Deno.serve({
+        hostname: adminListen.hostname,
+        port: adminListen.port,
+        onListen: (addr) => onListen?.(addr, "admin"),
+      }, (req) => admin.fetch(req)));
+    }
+  } catch (e) {
+    // The main listener is up but the admin one failed (port taken): stop it too.
+    for (const server of servers) void server.shutdown();
+    middleware.close();
+    throw e;
+  }
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = (): Promise<void> => {
+    stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => middleware.close());
+    return stopping;
+  };
+  // A listener may also end without shutdown() (its signal, an error): finish the same way.
+  const finished = Promise.all(servers.map((s) => s.finished)).then(() => shutdown());
+  return {
+    addr: servers[0]!.addr,
+    adminAddr: servers[1]?.addr ?? null,
+    middleware,
+    finished,
+    shutdown,
+    [Symbol.asyncDispose]: shutdown,
+  };
+}
+
+function upstreamUrl(upstream: string | URL): URL {
+  let url: URL | null = null;
+  try {
+    url = new URL(upstream);
+  } catch {
+    // reported below
+  }
+  if (
+    url === null || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" ||
+    url.hash !== "" || url.username !== "" || url.password !== ""
+  ) {
+    throw new TypeError(
+      `Cannot serve the gateway: upstream must be an http: or https: URL without credentials, query or fragment, got ${
+        JSON.stringify(String(upstream))
+      }`,
+    );
+  }
+  return url;
+}
+
+function checkAddress(name: string, addr: ListenAddress): ListenAddress {
+  if (
+    typeof addr !== "object" || addr === null || typeof addr.hostname !== "string" ||
+    addr.hostname === "" || !Number.isInteger(addr.port) || addr.port < 0 || addr.port > 65535
+  ) {
+    throw new TypeError(
+      `Cannot serve the gateway: ${name} must be { hostname, port } with a port in 0..65535, got ${
+        JSON.stringify(addr)
+      }`,
+    );
+  }
+  return addr;
+}

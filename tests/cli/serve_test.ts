@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
+import { SERVE_USAGE } from "../../src/cli/serve.ts";
+import { sleep, testUpstream } from "../deno/_helpers.ts";
+import { run } from "./_run.ts";
+
+const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+
+Deno.test("apf serve --help prints the options", async () => {
+  const { code, stdout } = await run(["serve", "--help"]);
+  assert.equal(code, 0);
+  assert.ok(stdout.startsWith(`usage: ${SERVE_USAGE}\n`));
+  for (const option of ["--upstream", "--admin-listen", "--trust-identity-headers", "SIGTERM"]) {
+    assert.ok(stdout.includes(option), option);
+  }
+  assert.match((await run(["help"])).stdout, /apf serve --upstream <url>/);
+});
+
+Deno.test("apf serve refuses bad options with exit 2, before listening", async () => {
+  const cases: [string[], string][] = [
+    [[], "--upstream is required"],
+    [
+      ["--upstream", "ftp://x"],
+      '--upstream must be an http: or https: URL without credentials, query or fragment, got "ftp://x"',
+    ],
+    [["--upstream", "http://x/?a=1"], "--upstream must be an http: or https: URL"],
+    [
+      ["--upstream", "http://x", "--listen", "8080"],
+      '--listen must be host:port (port 0..65535), got "8080"',
+    ],
+    [["--upstream", "http://x", "--admin-listen", "h:99999"], "--admin-listen must be host:port"],
+    [
+      ["--upstream", "http://x", "--request-timeout", "10"],
+      '--request-timeout must be a duration of 1ms or more, like 30s or 1m30s, got "10"',
+    ],
+    [["--upstream", "http://x", "--request-timeout", "0s"], "--request-timeout must be"],
+    [["--upstream", "http://x", "--server-concurrency", "0"], "--server-concurrency must be"],
+    [["--upstream", "http://x", "--bogus"], "unknown option --bogus"],
+    [["--upstream", "http://x", "extra"], "unexpected argument extra"],
+  ];
+  for (const [args, message] of cases) {
+    const { code, stdout, stderr } = await run(["serve", ...args]);
+    assert.equal(code, 2, args.join(" "));
+    assert.equal(stdout, "");
+    assert.ok(stderr.includes(message), `${args.join(" ")}: ${stderr}`);
+    assert.ok(stderr.endsWith(`usage: ${SERVE_USAGE}\n`), stderr);
+  }
+});
+
+Deno.test("apf serve refuses an invalid configuration with exit 1", async () => {
+  const { code, stderr } = await run(
+    ["serve", "--upstream", "http://127.0.0.1:1", "--config", "bad.yaml"],
+    {
+      "bad.yaml":
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: x}\nspec: {}\n",
+    },
+  );
+  assert.equal(code, 1);
+  assert.match(stderr, /^FlowSchema\/x: spec\./);
+});
+
+Deno.test("listen addresses and upstream URLs", () => {
+  assert.deepEqual(parseHostPort("127.0.0.1:0"), { hostname: "127.0.0.1", port: 0 });
+  assert.deepEqual(parseHostPort("[::1]:9090"), { hostname: "::1", port: 9090 });
+  assert.deepEqual(parseHostPort(":8080"), { hostname: "0.0.0.0", port: 8080 });
+  assert.deepEqual(parseHostPort("localhost:65535"), { hostname: "localhost", port: 65535 });
+  for (const bad of ["8080", "h:", "h:65536", "::1:80", "h:p", "a b:1", "http://h:1"]) {
+    assert.equal(parseHostPort(bad), undefined, bad);
+  }
+  assert.equal(parseUpstream("https://api.example/v1/")?.href, "https://api.example/v1/");
+  for (const bad of ["localhost:3000", "ws://h", "http://h/#f", "http://h/?", "http://u@h"]) {
+    assert.equal(parseUpstream(bad), undefined, bad);
+  }
+});
+
+/** Reads `stream` line by line until `pattern` matches a line; returns the match and all text read. */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  pattern: RegExp,
+  seen: { text: string },
+): Promise<RegExpMatchArray> {
+  for (;;) {
+    const m = pattern.exec(seen.text);
+    if (m !== null) return m;
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`no ${pattern} in ${JSON.stringify(seen.text)}`);
+    seen.text += value;
+  }
+}
+
+Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on SIGTERM, exits 0", async () => {
+  const upstream = testUpstream({ sleepMs: 300 });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
+      main,
+      "serve",
+      "--upstream",
+      upstream.url,
+      "--listen",
+      "127.0.0.1:0",
+      "--admin-listen",
+      "127.0.0.1:0",
+      "--trust-identity-headers",
+      "--request-timeout",
+      "30s",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  const seen = { text: "" };
+  try {
+    const [, port] = await readUntil(
+      stdout,
+      /apf serve: listening on http:\/\/127\.0\.0\.1:(\d+), proxying to /,
+      seen,
+    );
+    const [, adminPort] = await readUntil(
+      stdout,
+      /apf serve: admin routes on http:\/\/127\.0\.0\.1:(\d+) /,
+      seen,
+    );
+    const res = await fetch(`http://127.0.0.1:${port}/hello?x=1`, {
+      headers: { "X-Remote-User": "alice" },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "ok /hello");
+    assert.ok(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"));
+    const metrics = await fetch(`http://127.0.0.1:${adminPort}/metrics`);
+    assert.match(await metrics.text(), /apiserver_flowcontrol_dispatched_requests_total/);
+
+    // A request in flight when SIGTERM arrives is still answered.
+    const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => [
+      r.status,
+      await r.text(),
+    ]);
+    while (upstream.active < 1) await sleep(5);
+    child.kill("SIGTERM");
+    assert.deepEqual(await inFlight, [200, "ok /slow"]);
+    const status = await child.status;
+    await readUntil(stdout, /apf serve: stopped\n/, seen).catch(() => null);
+    assert.equal(status.code, 0, await stderr);
+    assert.match(seen.text, /shutting down, letting in-flight requests finish\n/);
+    assert.match(seen.text, /apf serve: stopped\n$/);
+    assert.equal(await stderr, "");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // it exited
+    }
+    await child.status;
+    await stdout.cancel();
+    await stderr;
+    await upstream.close();
+  }
+});

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import {
+  clientAddressOf,
+  endToEndHeaders,
+  HOP_BY_HOP_HEADERS,
+  upstreamRequestHeaders,
+} from "../../src/deno/_proxy.ts";
+
+Deno.test("endToEndHeaders drops hop-by-hop headers and those Connection names", () => {
+  const headers = new Headers({
+    "Connection": "keep-alive, X-One ,x-two, bad header, ",
+    "X-One": "1",
+    "X-Two": "2",
+    "X-Three": "3",
+    "Keep-Alive": "timeout=5",
+    "Transfer-Encoding": "chunked",
+    "Upgrade": "websocket",
+    "Proxy-Authorization": "Basic eA==",
+    "TE": "trailers",
+    "Trailer": "X-Sum",
+    "Content-Type": "text/plain",
+  });
+  assert.deepEqual([...endToEndHeaders(headers)], [
+    ["content-type", "text/plain"],
+    ["x-three", "3"],
+  ]);
+  assert.ok(HOP_BY_HOP_HEADERS.includes("proxy-authenticate"));
+  assert.equal(headers.get("x-one"), "1", "the input is not changed");
+});
+
+Deno.test("upstreamRequestHeaders extends X-Forwarded-For, drops Host, asks for identity", () => {
+  const out = upstreamRequestHeaders(
+    new Headers({ "Host": "gw", "X-Forwarded-For": "10.0.0.1", "Accept-Encoding": "gzip" }),
+    "127.0.0.1",
+  );
+  assert.deepEqual([...out], [
+    ["accept-encoding", "identity"],
+    ["x-forwarded-for", "10.0.0.1, 127.0.0.1"],
+  ]);
+  assert.equal(upstreamRequestHeaders(new Headers(), "::1").get("x-forwarded-for"), "::1");
+  assert.equal(upstreamRequestHeaders(new Headers(), null).get("x-forwarded-for"), null);
+  assert.equal(clientAddressOf({ transport: "tcp", hostname: "::1", port: 1 }), "::1");
+  assert.equal(clientAddressOf({ transport: "unix", path: "/tmp/s" }), null);
+  assert.equal(clientAddressOf(undefined), null);
+});
