@@ -45,7 +45,7 @@ const app = new Hono<ApfEnv & { Variables: { jwtPayload?: unknown } }>();
 const secret = Deno.env.get("JWT_SECRET");
 if (secret !== undefined) {
   // Verifies tokens when present; requests without one go on unauthenticated.
-  app.use("/v1/*", async (c, next) => {
+  app.use("/v1/*", (c, next) => {
     if (c.req.header("Authorization") === undefined) return next();
     return jwt({ secret, alg: "HS256" })(c, next);
   });
