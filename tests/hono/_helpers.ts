@@ -1,5 +1,7 @@
 /** Helpers for the Hono middleware tests. */
 
+import type { Hono } from "hono";
+import type { ApfEnv } from "../../src/hono/mod.ts";
 import {
   type EffectiveConfiguration,
   effectiveConfiguration,
@@ -65,6 +67,16 @@ spec:
 export function gate(): { promise: Promise<void>; open: () => void } {
   const { promise, resolve } = Promise.withResolvers<void>();
   return { promise, open: () => resolve() };
+}
+
+/** Adds `GET /slow`, which answers only once the returned gate opens. */
+export function slowRoute(app: Hono<ApfEnv>): { promise: Promise<void>; open: () => void } {
+  const held = gate();
+  app.get("/slow", async (c) => {
+    await held.promise;
+    return c.text("done");
+  });
+  return held;
 }
 
 /** Lets pending promise callbacks run. */

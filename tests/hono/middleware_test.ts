@@ -9,7 +9,7 @@ import {
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
 } from "../../src/hono/mod.ts";
-import { gate, settle, tinyConfig } from "./_helpers.ts";
+import { settle, slowRoute, tinyConfig } from "./_helpers.ts";
 
 function setup(options: Partial<ApfOptions> = {}, queueLengthLimit = 0) {
   const clock = new FakeEventClock(100_000);
@@ -70,11 +70,7 @@ Deno.test("a handler returning its own Response still gets the headers", async (
 
 Deno.test("a rejected request gets Kubernetes' 429: body, Retry-After, content type, nosniff, UIDs", async () => {
   const { app, limiter } = setup();
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const first = app.request("/slow", dev("alice"));
   await settle();
   const res = await app.request("/slow", dev("bob"));
@@ -94,11 +90,7 @@ Deno.test("a rejected request gets Kubernetes' 429: body, Retry-After, content t
 
 Deno.test("Retry-After grows under sustained drops (spec §7.4)", async () => {
   const { app, clock, limiter } = setup();
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));
   await settle();
   const seen: string[] = [];
@@ -119,11 +111,7 @@ Deno.test("Retry-After grows under sustained drops (spec §7.4)", async () => {
 
 Deno.test("exempt requests never wait, even when their peers' levels are full", async () => {
   const { app, limiter } = setup();
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));
   await settle();
   const admins = await Promise.all(
@@ -145,11 +133,7 @@ Deno.test("exempt requests never wait, even when their peers' levels are full", 
 
 Deno.test("a client that disconnects while queued leaves the queue and gets a 429", async () => {
   const { app, limiter } = setup({}, 5);
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));
   await settle();
   const controller = new AbortController();
@@ -171,11 +155,7 @@ Deno.test("a client that disconnects while queued leaves the queue and gets a 42
 
 Deno.test("a request queued past its wait limit (a quarter of the request timeout, or ?timeout=) gets a 429", async () => {
   const { app, clock, limiter } = setup({ requestTimeoutMs: 4000 }, 5);
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));
   await settle();
   let status = 0;
@@ -288,11 +268,7 @@ Deno.test("onRejected may replace the 429; the UID headers are added to its resp
         },
       ),
   });
-  const held = gate();
-  app.get("/slow", async (c) => {
-    await held.promise;
-    return c.text("done");
-  });
+  const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));
   await settle();
   const res = await app.request("/slow", dev("bob"));
