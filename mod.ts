@@ -157,6 +157,25 @@ export {
   type WorkEstimate,
 } from "./src/fairqueuing/mod.ts";
 export {
+  type ClientMessage,
+  Coalescer,
+  decodeClientMessage,
+  type Decoded,
+  decodeServerMessage,
+  encodeMessage,
+  MAX_BATCH,
+  MAX_FRAME_LENGTH,
+  MAX_NAME_LENGTH,
+  negotiateVersion,
+  type ServerMessage,
+  WIRE_VERSIONS,
+  type WireConfiguration,
+  type WireDecision,
+  type WireError,
+  type WireErrorCode,
+  type WireOp,
+} from "./src/coordinator/mod.ts";
+export {
   type AcquireOptions,
   type Admission,
   type AdmissionRejectReason,

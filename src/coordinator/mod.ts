@@ -34,3 +34,22 @@ export type {
   Seat,
   SeatRequest,
 } from "./types.ts";
+export { Coalescer } from "./coalescer.ts";
+export {
+  type ClientMessage,
+  decodeClientMessage,
+  type Decoded,
+  decodeServerMessage,
+  encodeMessage,
+  MAX_BATCH,
+  MAX_FRAME_LENGTH,
+  MAX_NAME_LENGTH,
+  negotiateVersion,
+  type ServerMessage,
+  WIRE_VERSIONS,
+  type WireConfiguration,
+  type WireDecision,
+  type WireError,
+  type WireErrorCode,
+  type WireOp,
+} from "./wire.ts";
