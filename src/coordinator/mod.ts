@@ -53,3 +53,12 @@ export {
   type WireErrorCode,
   type WireOp,
 } from "./wire.ts";
+export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_LEASE_MS,
+  type Session,
+  SessionHost,
+  type SessionHostOptions,
+  type SessionOutput,
+  type SessionStats,
+} from "./sessions.ts";

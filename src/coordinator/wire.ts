@@ -37,7 +37,7 @@ export type WireErrorCode =
   | "unauthenticated"
   | "hello-expected"
   | "duplicate-id"
-  | "unknown-id";
+  | "invalid-request";
 
 /** A problem with a received message: its code and a message naming it. */
 export interface WireError {
@@ -168,7 +168,7 @@ const errorCode = z.enum([
   "unauthenticated",
   "hello-expected",
   "duplicate-id",
-  "unknown-id",
+  "invalid-request",
 ]);
 
 const serverSchemas = {

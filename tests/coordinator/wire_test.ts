@@ -61,7 +61,7 @@ Deno.test("server messages round-trip through encode and decode", () => {
       d: [[41, "admitted", 0], [42, "rejected", "queue-full", 2], [30, "expired"]],
     },
     { t: "config", config: { serverConcurrencyLimit: 10, mandatoryOnly: true, objects: [] } },
-    { t: "error", code: "unknown-id", message: "no acquire 9", id: 9 },
+    { t: "error", code: "invalid-request", message: "no flow hash", id: 9 },
   ] as const;
   for (const m of messages) {
     assert.deepEqual(decodeServerMessage(encodeMessage(m as never)), { ok: true, message: m });

@@ -1,0 +1,329 @@
+/**
+ * The coordinator server's sessions (issue 11, `PROTOCOL.md`): every seat
+ * granted over the wire belongs to a session and carries a lease. A seat
+ * neither released nor renewed within `leaseMs` expires; a session whose
+ * connection closed keeps its seats for `graceMs`, so that a reconnecting
+ * client can resume it, then loses them. Portable: the Deno server and the
+ * Durable Objects wrap the same logic; time comes from the injected clock.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { Coalescer } from "./coalescer.ts";
+import type { Coordinator, Seat } from "./types.ts";
+import type { WireDecision, WireError, WireOp } from "./wire.ts";
+
+/** Default lease term of a granted seat: 30 s. */
+export const DEFAULT_LEASE_MS = 30_000;
+/** Default time a closed connection's session waits to be resumed: 5 s. */
+export const DEFAULT_GRACE_MS = 5_000;
+
+/** Options of {@linkcode SessionHost}. */
+export interface SessionHostOptions {
+  /** Lease term in ms (default 30,000). */
+  leaseMs?: number;
+  /** Grace period of a closed connection's seats in ms (default 5,000). */
+  graceMs?: number;
+  /** The clock (default: the system clock). */
+  clock?: Clock;
+}
+
+/** What a session's connection receives. */
+export interface SessionOutput {
+  /** A batch of decisions (coalesced per tick). */
+  decisions(batch: WireDecision[]): void;
+  /** A problem with an operation, for the client (with the acquire id when it has one). */
+  error(error: WireError, id: number | null): void;
+}
+
+/** Counts of seats the server took back. */
+export interface SessionStats {
+  /** Seats whose lease ran out. */
+  expired: number;
+  /** Seats released because their session's connection closed and did not come back. */
+  lost: number;
+  /** Sessions open or in their grace period. */
+  sessions: number;
+}
+
+interface Entry {
+  /** Set while the acquire waits: aborting it cancels the request. */
+  waiting: AbortController | null;
+  seat: Seat | null;
+  lease: Timer | null;
+}
+
+/** One client's seats and waiting requests. */
+export interface Session {
+  /** The session's name, for `resume`. */
+  readonly id: string;
+  /** The client's name, from its `hello`. */
+  readonly client: string;
+  /** Ids of the seats the session holds. */
+  readonly held: number[];
+  /** Requests of the session still waiting for a decision. */
+  readonly waiting: number;
+  /** Applies a batch of operations, in order (`PROTOCOL.md`, "Operations"). */
+  apply(ops: readonly WireOp[]): void;
+  /**
+   * The connection closed: waiting requests are cancelled at once, held
+   * seats wait `graceMs` for the client to resume, then are released.
+   */
+  detach(): void;
+  /** Ends the session: every seat goes back (counted as lost when `lost`), waiters are cancelled. */
+  end(lost?: boolean): void;
+}
+
+/** What a session needs from its host. */
+interface HostContext {
+  coordinator: Coordinator;
+  stats: SessionStats;
+  lease(expire: () => void): Timer;
+  grace(end: () => void): Timer;
+  forget(session: SessionImpl): void;
+}
+
+class SessionImpl implements Session {
+  readonly id: string;
+  readonly client: string;
+  #host: HostContext;
+  #entries = new Map<number, Entry>();
+  #out: SessionOutput | null;
+  #decisions: Coalescer<WireDecision>;
+  #grace: Timer | null = null;
+  #ended = false;
+
+  constructor(host: HostContext, id: string, client: string, out: SessionOutput) {
+    this.#host = host;
+    this.id = id;
+    this.client = client;
+    this.#out = out;
+    this.#decisions = new Coalescer((batch) => this.#out?.decisions(batch));
+  }
+
+  get held(): number[] {
+    const ids: number[] = [];
+    for (const [id, e] of this.#entries) if (e.seat !== null) ids.push(id);
+    return ids;
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.waiting !== null) n++;
+    return n;
+  }
+
+  /** Applies a batch of operations, in order. */
+  apply(ops: readonly WireOp[]): void {
+    if (this.#ended) return;
+    for (const op of ops) {
+      switch (op[0]) {
+        case "acquire":
+          this.#acquire(op[1], op[2]);
+          break;
+        case "release":
+          this.#end(
+            op[1],
+            (seat) => seat.release(op[2] === null ? undefined : { executionMs: op[2] }),
+          );
+          break;
+        case "initialized":
+          this.#end(op[1], (seat) => seat.initialized());
+          break;
+        case "cancel":
+          this.#entries.get(op[1])?.waiting?.abort();
+          break;
+        case "renew":
+          this.#renew(op[1]);
+          break;
+      }
+    }
+  }
+
+  #acquire(id: number, request: Parameters<Coordinator["acquire"]>[0]): void {
+    if (this.#entries.has(id)) {
+      this.#out?.error({ code: "duplicate-id", message: `acquire ${id} is still live` }, id);
+      return;
+    }
+    const controller = new AbortController();
+    const entry: Entry = { waiting: controller, seat: null, lease: null };
+    this.#entries.set(id, entry);
+    this.#host.coordinator.acquire(request, { signal: controller.signal }).then((a) => {
+      entry.waiting = null;
+      if (this.#entries.get(id) !== entry) {
+        if (a.admitted) a.seat.release();
+        return;
+      }
+      if (!a.admitted) {
+        this.#entries.delete(id);
+        this.#decisions.push([id, "rejected", a.reason, a.retryAfterSeconds]);
+        return;
+      }
+      if (this.#ended) {
+        this.#entries.delete(id);
+        a.seat.release();
+        return;
+      }
+      entry.seat = a.seat;
+      entry.lease = this.#host.lease(() => this.#expire(id, entry));
+      this.#decisions.push([id, "admitted", a.waitedMs]);
+    }, (e: unknown) => {
+      this.#entries.delete(id);
+      this.#out?.error({
+        code: "invalid-request",
+        message: e instanceof Error ? e.message : String(e),
+      }, id);
+    });
+  }
+
+  /** Ends a held seat with `how`; unknown or waiting ids are left alone (idempotent). */
+  #end(id: number, how: (seat: Seat) => void): void {
+    const entry = this.#entries.get(id);
+    if (entry === undefined || entry.seat === null) return;
+    this.#entries.delete(id);
+    entry.lease?.cancel();
+    how(entry.seat);
+  }
+
+  #renew(id: number): void {
+    const entry = this.#entries.get(id);
+    if (entry === undefined || entry.seat === null) {
+      if (entry === undefined) this.#decisions.push([id, "expired"]);
+      return;
+    }
+    entry.lease?.cancel();
+    entry.lease = this.#host.lease(() => this.#expire(id, entry));
+  }
+
+  #expire(id: number, entry: Entry): void {
+    if (this.#entries.get(id) !== entry) return;
+    this.#entries.delete(id);
+    entry.seat?.release();
+    this.#host.stats.expired++;
+    this.#decisions.push([id, "expired"]);
+  }
+
+  detach(): void {
+    if (this.#ended || this.#out === null) return;
+    this.#out = null;
+    this.#decisions.clear();
+    for (const e of this.#entries.values()) e.waiting?.abort();
+    this.#grace = this.#host.grace(() => this.end(true));
+  }
+
+  /** True while the session waits in its grace period for its client to resume it. */
+  get detached(): boolean {
+    return this.#out === null && !this.#ended;
+  }
+
+  /** A reconnecting client takes the session over; returns the ids it still holds. */
+  attach(out: SessionOutput): number[] {
+    this.#grace?.cancel();
+    this.#grace = null;
+    this.#out = out;
+    return this.held;
+  }
+
+  end(lost = false): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#grace?.cancel();
+    this.#decisions.flush();
+    for (const e of this.#entries.values()) {
+      e.waiting?.abort();
+      e.lease?.cancel();
+      if (e.seat !== null) {
+        e.seat.release();
+        if (lost) this.#host.stats.lost++;
+      }
+    }
+    this.#entries.clear();
+    this.#host.forget(this);
+  }
+}
+
+/**
+ * The sessions of a coordinator server, over any {@linkcode Coordinator}
+ * (the embedded one, usually).
+ *
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, effectiveConfiguration, EmbeddedCoordinator, FakeEventClock, SessionHost } from "@apf/edge";
+ * const clock = new FakeEventClock();
+ * const coordinator = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
+ * const host = new SessionHost(coordinator, { clock });
+ * const session = host.open("gateway-a", { decisions: (batch) => console.log(batch), error: () => {} });
+ * session.apply([["acquire", 1, { priorityLevel: "catch-all", flowSchema: "catch-all" }]]);
+ * host.close();
+ * coordinator.close();
+ * ```
+ */
+export class SessionHost {
+  /** Where seats come from. */
+  readonly coordinator: Coordinator;
+  /** Lease term in ms. */
+  readonly leaseMs: number;
+  /** Grace period in ms. */
+  readonly graceMs: number;
+  /** Seats taken back so far, and the sessions alive. */
+  readonly stats: SessionStats = { expired: 0, lost: 0, sessions: 0 };
+  #clock: Clock;
+  #sessions = new Map<string, SessionImpl>();
+  #context: HostContext;
+
+  /**
+   * Hosts sessions over `coordinator`.
+   *
+   * @throws {RangeError} when `leaseMs` is not > 0 or `graceMs` not >= 0.
+   */
+  constructor(coordinator: Coordinator, options: SessionHostOptions = {}) {
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    if (!(leaseMs > 0 && leaseMs < Infinity)) {
+      throw new RangeError(`Cannot create a SessionHost: leaseMs must be > 0, got ${leaseMs}`);
+    }
+    if (!(graceMs >= 0 && graceMs < Infinity)) {
+      throw new RangeError(`Cannot create a SessionHost: graceMs must be >= 0, got ${graceMs}`);
+    }
+    this.coordinator = coordinator;
+    this.leaseMs = leaseMs;
+    this.graceMs = graceMs;
+    this.#clock = options.clock ?? systemClock;
+    const clock = this.#clock;
+    this.#context = {
+      coordinator,
+      stats: this.stats,
+      lease: (expire) => clock.setTimer(leaseMs, expire),
+      grace: (end) => clock.setTimer(graceMs, end),
+      forget: (session) => {
+        this.#sessions.delete(session.id);
+        this.stats.sessions = this.#sessions.size;
+      },
+    };
+  }
+
+  /** Opens a new session for `client`. */
+  open(client: string, out: SessionOutput): Session {
+    const session = new SessionImpl(this.#context, `s-${crypto.randomUUID()}`, client, out);
+    this.#sessions.set(session.id, session);
+    this.stats.sessions = this.#sessions.size;
+    return session;
+  }
+
+  /**
+   * Resumes session `id` (within its grace period) for a new connection, or
+   * `null` when it is gone; `reclaimed` lists the seats it still holds.
+   */
+  resume(id: string, out: SessionOutput): { session: Session; reclaimed: number[] } | null {
+    const session = this.#sessions.get(id);
+    // Only a session whose connection closed can be taken over: a live one stays its own.
+    if (session === undefined || !session.detached) return null;
+    return { session, reclaimed: session.attach(out) };
+  }
+
+  /** Ends every session (shutdown): their seats go back, their waiters are cancelled. */
+  close(): void {
+    for (const session of [...this.#sessions.values()]) session.end();
+  }
+}
