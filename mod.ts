@@ -158,7 +158,10 @@ export {
 } from "./src/fairqueuing/mod.ts";
 export {
   type ClientMessage,
+  CLOSE_PROTOCOL_ERROR,
+  CLOSE_UNAUTHENTICATED,
   Coalescer,
+  constantTimeEqual,
   decodeClientMessage,
   type Decoded,
   decodeServerMessage,
@@ -169,6 +172,8 @@ export {
   MAX_FRAME_LENGTH,
   MAX_NAME_LENGTH,
   negotiateVersion,
+  ServerConnection,
+  type ServerConnectionOptions,
   type ServerMessage,
   type Session,
   SessionHost,

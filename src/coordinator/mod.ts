@@ -62,3 +62,10 @@ export {
   type SessionOutput,
   type SessionStats,
 } from "./sessions.ts";
+export {
+  CLOSE_PROTOCOL_ERROR,
+  CLOSE_UNAUTHENTICATED,
+  constantTimeEqual,
+  ServerConnection,
+  type ServerConnectionOptions,
+} from "./server_connection.ts";

@@ -1,0 +1,179 @@
+/**
+ * One client connection of a coordinator server, transport-free: it takes
+ * the frames a WebSocket received and gives back the frames to send,
+ * following `PROTOCOL.md`. The Deno server and the Durable Objects wrap it
+ * around their own sockets.
+ *
+ * @module
+ */
+
+import type { Session, SessionHost, SessionOutput } from "./sessions.ts";
+import {
+  decodeClientMessage,
+  encodeMessage,
+  negotiateVersion,
+  type ServerMessage,
+  type WireConfiguration,
+  type WireError,
+} from "./wire.ts";
+
+/** WebSocket close code after a protocol violation (RFC 6455 §7.4.1). */
+export const CLOSE_PROTOCOL_ERROR = 1002;
+/** WebSocket close code after refused authentication (application range). */
+export const CLOSE_UNAUTHENTICATED = 4401;
+
+/** What a connection needs from its server. */
+export interface ServerConnectionOptions {
+  /** The sessions. */
+  host: SessionHost;
+  /** The shared secret clients must present, or `null` when there is none. */
+  token: string | null;
+  /** The configuration handed to clients in `welcome`. */
+  configuration: () => WireConfiguration;
+  /** Sends a text frame. */
+  send(text: string): void;
+  /** Closes the socket. */
+  close(code: number, reason: string): void;
+  /** Told about every refused frame (for metrics); never given a secret. */
+  onRefused?: (error: WireError) => void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Compares two strings in time that depends on their lengths only, not on
+ * where they differ (for secrets).
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const x = encoder.encode(a), y = encoder.encode(b);
+  let diff = x.length ^ y.length;
+  const n = Math.max(x.length, y.length);
+  for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}
+
+/** The server side of one WebSocket connection. */
+export class ServerConnection {
+  #options: ServerConnectionOptions;
+  #session: Session | null = null;
+  #closed = false;
+
+  /** Creates the connection; nothing happens until the first frame. */
+  constructor(options: ServerConnectionOptions) {
+    this.#options = options;
+  }
+
+  /** The session, once `hello` was accepted. */
+  get session(): Session | null {
+    return this.#session;
+  }
+
+  /** Handles a received frame; never throws. */
+  receive(data: unknown): void {
+    if (this.#closed) return;
+    const decoded = decodeClientMessage(data);
+    if (!decoded.ok) {
+      this.#refuse(decoded.error, null, this.#session === null);
+      return;
+    }
+    const message = decoded.message;
+    if (this.#session === null) {
+      if (message.t !== "hello") {
+        this.#refuse(
+          { code: "hello-expected", message: "the first message must be hello" },
+          null,
+          true,
+        );
+        return;
+      }
+      const version = negotiateVersion(message.v);
+      if (version === null) {
+        this.#refuse(
+          {
+            code: "unsupported-version",
+            message: `no common protocol version (offered ${message.v.join(", ")})`,
+          },
+          null,
+          true,
+        );
+        return;
+      }
+      const expected = this.#options.token;
+      if (expected !== null && !constantTimeEqual(message.token ?? "", expected)) {
+        // Nothing is created for a client that cannot prove who it is.
+        this.#refuse(
+          { code: "unauthenticated", message: "wrong or missing token" },
+          null,
+          true,
+          CLOSE_UNAUTHENTICATED,
+        );
+        return;
+      }
+      const out = this.#output();
+      const host = this.#options.host;
+      const resumed = message.resume === null ? null : host.resume(message.resume, out);
+      const session = resumed?.session ?? host.open(message.client, out);
+      this.#session = session;
+      this.#send({
+        t: "welcome",
+        v: version,
+        session: session.id,
+        leaseMs: host.leaseMs,
+        graceMs: host.graceMs,
+        config: this.#options.configuration(),
+        reclaimed: resumed?.reclaimed ?? [],
+      });
+      return;
+    }
+    if (message.t === "hello") {
+      this.#refuse({ code: "malformed", message: "hello was already received" }, null, false);
+      return;
+    }
+    this.#session.apply(message.ops);
+  }
+
+  /** Sends the configuration again (after a reload). */
+  sendConfiguration(): void {
+    if (this.#session !== null && !this.#closed) {
+      this.#send({ t: "config", config: this.#options.configuration() });
+    }
+  }
+
+  /** The socket closed: the session keeps its seats for the grace period. */
+  closed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#session?.detach();
+  }
+
+  #output(): SessionOutput {
+    return {
+      decisions: (batch) => this.#send({ t: "decisions", d: batch }),
+      error: (error, id) =>
+        this.#send({ t: "error", code: error.code, message: error.message, id }),
+    };
+  }
+
+  #send(message: ServerMessage): void {
+    if (this.#closed) return;
+    try {
+      this.#options.send(encodeMessage(message));
+    } catch {
+      // A socket that can no longer send is a closed one.
+      this.closed();
+    }
+  }
+
+  #refuse(error: WireError, id: number | null, close: boolean, code = CLOSE_PROTOCOL_ERROR): void {
+    this.#options.onRefused?.(error);
+    this.#send({ t: "error", code: error.code, message: error.message, id });
+    if (close) {
+      this.closed();
+      try {
+        this.#options.close(code, error.code);
+      } catch {
+        // Already closed.
+      }
+    }
+  }
+}
