@@ -337,12 +337,16 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
   "./deno": {
     file: "src/deno/mod.ts",
     names: [
+      "CoordinatorServer",
+      "CoordinatorServerOptions",
+      "DEFAULT_COORDINATOR_LISTEN",
       "DEFAULT_GATEWAY_LISTEN",
       "Gateway",
       "GatewayMiddleware",
       "GatewayOptions",
       "ListenAddress",
       "loadConfigurationFiles",
+      "serveCoordinator",
       "serveGateway",
     ],
   },

@@ -8,6 +8,7 @@ import { CLASSIFY_USAGE, classifyCommand } from "./classify.ts";
 import { CONFIG_PRINT_HELP, CONFIG_PRINT_USAGE, configPrintCommand } from "./config_print.ts";
 import { DEMO_USAGE, demoCommand } from "./demo.ts";
 import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+import { COORDINATOR_USAGE, coordinatorCommand } from "./coordinator.ts";
 import { SERVE_USAGE, serveCommand } from "./serve.ts";
 import { SIMULATE_USAGE, simulateCommand } from "./simulate.ts";
 import { VALIDATE_USAGE, validateCommand } from "./validate.ts";
@@ -23,6 +24,7 @@ usage:
   ${CLASSIFY_USAGE}
   ${SIMULATE_USAGE}
   ${SERVE_USAGE}
+  ${COORDINATOR_USAGE}
   ${DEMO_USAGE}
   apf version
   apf help
@@ -72,6 +74,8 @@ async function dispatch(args: readonly string[], io: CliIO): Promise<ExitCode> {
       return await simulateCommand(rest, io);
     case "serve":
       return await serveCommand(rest, io);
+    case "coordinator":
+      return await coordinatorCommand(rest, io);
     case "demo":
       return await demoCommand(rest, io);
     case "version":

@@ -9,3 +9,9 @@
 export { loadConfigurationFiles } from "./config_files.ts";
 export { DEFAULT_GATEWAY_LISTEN, serveGateway } from "./gateway.ts";
 export type { Gateway, GatewayMiddleware, GatewayOptions, ListenAddress } from "./gateway_types.ts";
+export {
+  type CoordinatorServer,
+  type CoordinatorServerOptions,
+  DEFAULT_COORDINATOR_LISTEN,
+  serveCoordinator,
+} from "./coordinator_server.ts";

@@ -1,0 +1,181 @@
+/**
+ * `apf coordinator`: the remote coordinator server, until SIGINT or
+ * SIGTERM; SIGHUP reloads the configuration files (refused whole when
+ * invalid).
+ *
+ * @module
+ */
+
+import { parseConfiguration } from "../config/mod.ts";
+import type { FlowControlConfiguration } from "../config/types.ts";
+import { serveCoordinator } from "../deno/coordinator_server.ts";
+import { DEBUG_PREFIX } from "../hono/admin.ts";
+import { type HostPort, httpUrlOf, parseHostPort } from "./_address.ts";
+import { helpText, parseArgs } from "./args.ts";
+import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+import { readManifests } from "./read_manifests.ts";
+import { processSignals, type ShutdownSignals } from "./serve.ts";
+
+/** Usage line of the command. */
+export const COORDINATOR_USAGE =
+  "apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR]";
+
+const HELP = helpText(
+  COORDINATOR_USAGE,
+  `
+Runs the remote coordinator: one process holding every priority level's seats
+for any number of apf() middlewares and apf serve gateways, which connect with
+a WebSocket (protocol: src/coordinator/PROTOCOL.md).
+
+  --listen <host:port>       where clients connect (default 127.0.0.1:7070)
+  --config <file>            manifests merged with the built-in configuration (repeatable)
+  --mandatory-only           merge with the mandatory built-in objects only
+  --server-concurrency N     seats shared by every client (default 600)
+  --token-file F             the shared secret clients must present; without it the
+                             coordinator listens on loopback only
+  --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and POST /reload there
+
+SIGHUP reloads the configuration files (an invalid one is refused whole and the
+old one keeps serving). SIGINT or SIGTERM answers waiting requests unavailable,
+closes every connection and exits 0.
+`,
+);
+
+/** Subscribes to SIGHUP; returns the unsubscribe function. */
+export type ReloadSignal = (onSignal: () => void) => () => void;
+
+const hangup: ReloadSignal = (onSignal) => {
+  if (Deno.build.os === "windows") return () => {};
+  Deno.addSignalListener("SIGHUP", onSignal);
+  return () => Deno.removeSignalListener("SIGHUP", onSignal);
+};
+
+/** Runs the coordinator; exits 0 after a signal, 2 on a usage error, 1 on an invalid configuration. */
+export async function coordinatorCommand(
+  args: readonly string[],
+  io: CliIO,
+  signals: ShutdownSignals = processSignals,
+  reloadSignal: ReloadSignal = hangup,
+): Promise<ExitCode> {
+  const parsed = parseArgs(args, {
+    booleans: ["mandatory-only"],
+    strings: ["config", "listen", "admin-listen", "server-concurrency", "token-file"],
+  });
+  if (parsed.ok && parsed.booleans.has("help")) {
+    io.stdout(HELP);
+    return 0;
+  }
+  const fail = (msg: string): ExitCode => {
+    io.stderr(`apf coordinator: ${msg}\nusage: ${COORDINATOR_USAGE}\n`);
+    return 2;
+  };
+  if (!parsed.ok) return fail(parsed.error);
+  if (parsed.positionals.length > 0) return fail(`unexpected argument ${parsed.positionals[0]}`);
+  const last = (name: string) => parsed.strings.get(name)?.at(-1);
+  const address = (name: string, fallback: HostPort | null): HostPort | null | string => {
+    const text = last(name);
+    if (text === undefined) return fallback;
+    return parseHostPort(text) ??
+      `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
+  };
+  const listen = address("listen", { hostname: "127.0.0.1", port: 7070 });
+  if (typeof listen === "string") return fail(listen);
+  const adminListen = address("admin-listen", null);
+  if (typeof adminListen === "string") return fail(adminListen);
+  const sclText = last("server-concurrency");
+  const scl = sclText === undefined ? 600 : Number(sclText);
+  if (!(/^\d+$/.test(sclText ?? "600") && Number.isSafeInteger(scl) && scl >= 1)) {
+    return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(sclText)}`);
+  }
+  let token: string | null = null;
+  const tokenFile = last("token-file");
+  if (tokenFile !== undefined) {
+    try {
+      token = (await io.readTextFile(tokenFile)).trim();
+    } catch (e) {
+      // The path, never the content.
+      io.stderr(`apf coordinator: cannot read the token file ${tokenFile}: ${messageOf(e)}\n`);
+      return 2;
+    }
+    if (token.length < 16) return fail(`the token in ${tokenFile} must have 16 characters or more`);
+  }
+  const files = parsed.strings.get("config") ?? [];
+  const load = async (): Promise<FlowControlConfiguration | string> => {
+    const read = await readManifests(files, io);
+    if (!read.ok) return read.error;
+    const result = parseConfiguration({ manifests: read.sources });
+    return result.ok ? result.configuration : result.errors.join("\n");
+  };
+  const first = await load();
+  if (typeof first === "string") {
+    io.stderr(`${first}\n`);
+    return 1;
+  }
+
+  let server;
+  try {
+    server = serveCoordinator({
+      configuration: first,
+      mandatoryOnly: parsed.booleans.has("mandatory-only"),
+      serverConcurrencyLimit: scl,
+      listen: listen!,
+      adminListen,
+      token,
+      load: async () => {
+        const next = await load();
+        if (typeof next === "string") throw new Error(next);
+        return next;
+      },
+    });
+  } catch (e) {
+    return fail(messageOf(e));
+  }
+  const say = (text: string) => {
+    try {
+      io.stdout(text);
+    } catch (e) {
+      if (!(e instanceof OutputClosedError)) throw e;
+    }
+  };
+  const unsubscribe = signals(() => {
+    say("apf coordinator: shutting down\n");
+    void server.shutdown();
+  });
+  const unsubscribeReload = reloadSignal(() => {
+    server.reload().then(
+      () => say("apf coordinator: configuration reloaded\n"),
+      (e) =>
+        io.stderr(
+          `apf coordinator: reload refused, the old configuration keeps serving:\n${
+            messageOf(e)
+          }\n`,
+        ),
+    );
+  });
+  try {
+    const ws = httpUrlOf(server.addr).replace(/^http/, "ws");
+    say(
+      `apf coordinator: listening on ${ws}${
+        token === null ? " (no token: loopback only)" : " (clients must present the token)"
+      }\n`,
+    );
+    if (server.adminAddr !== null) {
+      say(
+        `apf coordinator: admin routes on ${
+          httpUrlOf(server.adminAddr)
+        } (/metrics, ${DEBUG_PREFIX}/dump_*, POST /reload)\n`,
+      );
+    }
+    await server.finished;
+    say("apf coordinator: stopped\n");
+    return 0;
+  } finally {
+    unsubscribe();
+    unsubscribeReload();
+    await server.shutdown();
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

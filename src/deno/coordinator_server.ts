@@ -1,0 +1,266 @@
+/**
+ * `serveCoordinator()`: the remote coordinator on Deno (issue 11). One
+ * process holds every priority level's queue set (an `EmbeddedCoordinator`)
+ * and serves the wire protocol of `src/coordinator/PROTOCOL.md` over
+ * WebSocket to any number of `apf()` middlewares and `apf serve` gateways.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import {
+  DEFAULT_SERVER_CONCURRENCY_LIMIT,
+  type EffectiveConfiguration,
+  effectiveConfiguration,
+  type FlowControlConfiguration,
+  mergeWithBootstrap,
+} from "../config/mod.ts";
+import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import { ServerConnection } from "../coordinator/server_connection.ts";
+import { SessionHost } from "../coordinator/sessions.ts";
+import type { WireConfiguration } from "../coordinator/wire.ts";
+import { type Clock, systemClock } from "../fairqueuing/clock.ts";
+import { apfAdminRoutes } from "../hono/admin.ts";
+import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { ListenAddress } from "./gateway_types.ts";
+
+/** Where the coordinator listens when not told: `127.0.0.1:7070`. */
+export const DEFAULT_COORDINATOR_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7070 };
+
+/** Options of {@linkcode serveCoordinator}. */
+export interface CoordinatorServerOptions {
+  /** The user objects (already validated, e.g. by `loadConfiguration`); default none. */
+  configuration?: FlowControlConfiguration;
+  /** Merge with the mandatory built-in objects only (default false). */
+  mandatoryOnly?: boolean;
+  /** The server concurrency limit shared by every client (default 600). */
+  serverConcurrencyLimit?: number;
+  /** Where clients connect (default `127.0.0.1:7070`). */
+  listen?: ListenAddress;
+  /** Where the metrics, dumps and `POST /reload` are served (default: nowhere). */
+  adminListen?: ListenAddress | null;
+  /**
+   * The shared secret clients present in `hello`. Without one the server
+   * refuses to listen anywhere but loopback.
+   */
+  token?: string | null;
+  /** Lease term of a granted seat in ms (default 30,000). */
+  leaseMs?: number;
+  /** How long a closed connection's seats wait for the client to resume, in ms (default 5,000). */
+  graceMs?: number;
+  /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
+  load?: () => Promise<FlowControlConfiguration>;
+  /** Told where each listener listens. */
+  onListen?: (addr: Deno.NetAddr, which: "main" | "admin") => void;
+  /** The clock (default: the system clock). */
+  clock?: Clock;
+}
+
+/** A running coordinator server. */
+export interface CoordinatorServer {
+  /** Where clients connect. */
+  readonly addr: Deno.NetAddr;
+  /** Where the admin routes are, or `null`. */
+  readonly adminAddr: Deno.NetAddr | null;
+  /** The coordinator holding every level. */
+  readonly coordinator: EmbeddedCoordinator;
+  /** The sessions of the connected clients. */
+  readonly host: SessionHost;
+  /** The metrics (flow control, plus the server's own). */
+  readonly metrics: FlowcontrolMetrics;
+  /**
+   * Applies a new configuration (or what `load` reads), refused whole when
+   * invalid, and sends it to every client.
+   *
+   * @throws {ConfigurationError} or {RangeError} when it is invalid; nothing changes then.
+   */
+  reload(configuration?: FlowControlConfiguration): Promise<void>;
+  /** Resolves once the server stopped. */
+  readonly finished: Promise<void>;
+  /** Stops accepting, answers waiters `unavailable`, closes every connection. Idempotent. */
+  shutdown(): Promise<void>;
+  /** Same as {@linkcode CoordinatorServer.shutdown}. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+function isLoopback(hostname: string): boolean {
+  return LOOPBACK.has(hostname) || hostname.startsWith("127.");
+}
+
+/**
+ * Starts a coordinator server, listening as soon as it returns.
+ *
+ * @throws {TypeError} when there is no token and `listen` is not a loopback address.
+ * @example
+ * ```ts ignore
+ * import { serveCoordinator } from "@apf/edge/deno";
+ * const server = serveCoordinator({ listen: { hostname: "127.0.0.1", port: 7070 } });
+ * Deno.addSignalListener("SIGTERM", () => server.shutdown());
+ * await server.finished;
+ * ```
+ */
+export function serveCoordinator(options: CoordinatorServerOptions = {}): CoordinatorServer {
+  const listen = options.listen ?? DEFAULT_COORDINATOR_LISTEN;
+  const token = options.token ?? null;
+  if (token === null && !isLoopback(listen.hostname)) {
+    throw new TypeError(
+      `Cannot serve the coordinator on ${listen.hostname}: without a token it listens on loopback only`,
+    );
+  }
+  if (token !== null && (typeof token !== "string" || token.length < 16)) {
+    throw new TypeError(
+      "Cannot serve the coordinator: the token must be a string of 16 characters or more",
+    );
+  }
+  const clock = options.clock ?? systemClock;
+  const mandatoryOnly = options.mandatoryOnly === true;
+  const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
+  let user: FlowControlConfiguration = options.configuration ??
+    { flowSchemas: [], priorityLevels: [] };
+  const effectiveOf = (u: FlowControlConfiguration): EffectiveConfiguration =>
+    effectiveConfiguration(mergeWithBootstrap(u, { mandatoryOnly }).configuration, {
+      serverConcurrencyLimit,
+    });
+  const wire = (): WireConfiguration => ({
+    serverConcurrencyLimit,
+    mandatoryOnly,
+    objects: [...user.flowSchemas, ...user.priorityLevels],
+  });
+
+  // The snapshot provider runs at scrape time, after `coordinator` exists.
+  const metrics: FlowcontrolMetrics = new FlowcontrolMetrics({
+    snapshot: (): CoordinatorSnapshot => coordinator.snapshot(),
+  });
+  const coordinator: EmbeddedCoordinator = new EmbeddedCoordinator(effectiveOf(user), {
+    clock,
+    metrics,
+  });
+  const host = new SessionHost(coordinator, {
+    clock,
+    ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+    ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
+  });
+  const refused = metrics.registry.counter({
+    name: "apf_coordinator_refused_frames_total",
+    help: "Frames from clients refused as malformed, too large, unknown or unauthenticated",
+    labelNames: ["code"],
+  });
+  const expired = metrics.registry.gauge({
+    name: "apf_coordinator_seats_expired",
+    help: "Seats taken back because their lease ran out, since the server started",
+  });
+  const lost = metrics.registry.gauge({
+    name: "apf_coordinator_seats_lost",
+    help: "Seats released because their client's connection closed and did not come back",
+  });
+  const sessions = metrics.registry.gauge({
+    name: "apf_coordinator_sessions",
+    help: "Client sessions connected or in their grace period",
+  });
+  metrics.registry.onCollect(() => {
+    expired.labels().set(host.stats.expired);
+    lost.labels().set(host.stats.lost);
+    sessions.labels().set(host.stats.sessions);
+  });
+
+  const connections = new Set<{ socket: WebSocket; connection: ServerConnection }>();
+  const handler = (req: Request): Response => {
+    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("This is an APF coordinator: connect with a WebSocket.\n", {
+        status: 426,
+        headers: { Upgrade: "websocket" },
+      });
+    }
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    const connection = new ServerConnection({
+      host,
+      token,
+      configuration: wire,
+      send: (text) => socket.send(text),
+      close: (code, reason) => socket.close(code, reason),
+      onRefused: (e) => refused.labels(e.code).inc(),
+    });
+    const entry = { socket, connection };
+    connections.add(entry);
+    socket.onmessage = (e) => connection.receive(e.data);
+    socket.onclose = () => {
+      connections.delete(entry);
+      connection.closed();
+    };
+    socket.onerror = () => {};
+    return response;
+  };
+
+  const reload = async (next?: FlowControlConfiguration): Promise<void> => {
+    const candidate = next ?? (options.load === undefined ? user : await options.load());
+    // Validated whole by effectiveConfiguration and configure(); nothing changes on error.
+    coordinator.configure(effectiveOf(candidate));
+    user = candidate;
+    for (const { connection } of connections) connection.sendConfiguration();
+  };
+
+  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  try {
+    servers.push(Deno.serve({
+      hostname: listen.hostname,
+      port: listen.port,
+      onListen: (addr) => options.onListen?.(addr, "main"),
+    }, handler));
+    const adminListen = options.adminListen ?? null;
+    if (adminListen !== null) {
+      const admin = new Hono()
+        .route(
+          "/",
+          apfAdminRoutes({ snapshot: (o) => coordinator.snapshot(o), metrics }, {
+            authorize: () => true,
+          }),
+        )
+        .post("/reload", async (c) => {
+          try {
+            await reload();
+            return c.text("reloaded\n");
+          } catch (e) {
+            return c.text(`refused: ${e instanceof Error ? e.message : String(e)}\n`, 400);
+          }
+        });
+      servers.push(Deno.serve({
+        hostname: adminListen.hostname,
+        port: adminListen.port,
+        onListen: (addr) => options.onListen?.(addr, "admin"),
+      }, (req) => admin.fetch(req)));
+    }
+  } catch (e) {
+    for (const server of servers) void server.shutdown();
+    host.close();
+    coordinator.close();
+    throw e;
+  }
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = (): Promise<void> => {
+    stopping ??= (async () => {
+      // Waiters hear "unavailable" (flushed with the tick's decisions) before sockets close.
+      coordinator.close();
+      for (let i = 0; i < 10; i++) await Promise.resolve(); // decisions are sent per microtask tick
+      host.close();
+      for (const { socket } of connections) socket.close(1001, "shutting down");
+      await Promise.all(servers.map((s) => s.shutdown()));
+    })();
+    return stopping;
+  };
+  const finished = Promise.all(servers.map((s) => s.finished)).then(() => shutdown());
+  return {
+    addr: servers[0]!.addr,
+    adminAddr: servers[1]?.addr ?? null,
+    coordinator,
+    host,
+    metrics,
+    reload,
+    finished,
+    shutdown,
+    [Symbol.asyncDispose]: shutdown,
+  };
+}

@@ -1,0 +1,180 @@
+import assert from "node:assert/strict";
+import { COORDINATOR_USAGE, coordinatorCommand } from "../../src/cli/coordinator.ts";
+import { run } from "./_run.ts";
+
+const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+
+Deno.test("apf coordinator --help and bad options", async () => {
+  const help = await run(["coordinator", "--help"]);
+  assert.equal(help.code, 0);
+  assert.ok(help.stdout.startsWith(`usage: ${COORDINATOR_USAGE}\n`));
+  for (
+    const [args, message] of [
+      [["--listen", "7070"], '--listen must be host:port (port 0..65535), got "7070"'],
+      [["--server-concurrency", "0"], "--server-concurrency must be a positive integer"],
+      [["--listen", "0.0.0.0:0"], "without a token it listens on loopback only"],
+    ] as const
+  ) {
+    const { code, stderr } = await run(["coordinator", ...args]);
+    assert.equal(code, 2, args.join(" "));
+    assert.ok(stderr.includes(message), stderr);
+  }
+  const short = await run(["coordinator", "--token-file", "t"], { t: "short\n" });
+  assert.equal(short.code, 2);
+  assert.match(short.stderr, /the token in t must have 16 characters or more/);
+  assert.ok(!short.stderr.includes("short\n"), "the token itself is never printed");
+});
+
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  pattern: RegExp,
+  seen: { text: string },
+): Promise<RegExpMatchArray> {
+  for (;;) {
+    const m = pattern.exec(seen.text);
+    if (m !== null) return m;
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`no ${pattern} in ${JSON.stringify(seen.text)}`);
+    seen.text += value;
+  }
+}
+
+const level = (shares: number) =>
+  `apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: { name: small }
+spec:
+  type: Limited
+  limited: { nominalConcurrencyShares: ${shares}, limitResponse: { type: Reject } }
+`;
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), what);
+}
+
+async function protocolClient(port: string) {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/`);
+  const messages: Record<string, unknown>[] = [];
+  let wake = () => {};
+  socket.onmessage = (e) => {
+    messages.push(JSON.parse(e.data));
+    wake();
+  };
+  const closed = new Promise((resolve) => socket.onclose = resolve);
+  await new Promise((resolve) => socket.onopen = resolve);
+  const next = async (n: number) => {
+    while (messages.length < n) await new Promise<void>((r) => wake = r);
+    return messages[n - 1]!;
+  };
+  return { socket, next, closed };
+}
+
+Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an invalid reload refused, stop exits 0", async () => {
+  const files: Record<string, string> = {
+    "apf.yaml": level(10),
+    token: "0123456789abcdef-secret\n",
+  };
+  let stdout = "", stderr = "";
+  const io = {
+    readTextFile: (path: string) =>
+      files[path] === undefined
+        ? Promise.reject(new Error("No such file"))
+        : Promise.resolve(files[path]!),
+    stdinLines: async function* () {},
+    stdout: (t: string) => void (stdout += t),
+    stderr: (t: string) => void (stderr += t),
+  };
+  let stop = () => {};
+  let hangup = () => {};
+  const done = coordinatorCommand(
+    ["--listen", "127.0.0.1:0", "--config", "apf.yaml", "--token-file", "token"],
+    io,
+    (on) => {
+      stop = on;
+      return () => {};
+    },
+    (on) => {
+      hangup = on;
+      return () => {};
+    },
+  );
+  await until(() => /listening on ws:/.test(stdout), "listening");
+  const [, port] = /listening on ws:\/\/127\.0\.0\.1:(\d+) \(clients must present the token\)/.exec(
+    stdout,
+  )!;
+  const c = await protocolClient(port!);
+  c.socket.send(
+    JSON.stringify({
+      t: "hello",
+      v: [1],
+      token: "0123456789abcdef-secret",
+      client: "t",
+      resume: null,
+    }),
+  );
+  const welcome = await c.next(1);
+  assert.equal(welcome.t, "welcome");
+  assert.equal((welcome.config as { objects: unknown[] }).objects.length, 1);
+
+  files["apf.yaml"] = level(20);
+  hangup();
+  await until(() => stdout.includes("configuration reloaded"), "reloaded");
+  assert.equal((await c.next(2)).t, "config");
+
+  files["apf.yaml"] = "kind: Nonsense\n";
+  hangup();
+  await until(() => stderr.includes("reload refused"), "refused");
+  c.socket.close();
+  await c.closed;
+  stop();
+  assert.equal(await done, 0);
+  assert.match(stdout, /apf coordinator: stopped\n$/);
+  assert.ok(!stdout.includes("secret") && !stderr.includes("secret"), "the token is never printed");
+});
+
+Deno.test("apf coordinator, black box: loopback without a token, SIGTERM exits 0", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
+      main,
+      "coordinator",
+      "--listen",
+      "127.0.0.1:0",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  const seen = { text: "" };
+  try {
+    const [, port] = await readUntil(
+      stdout,
+      /listening on ws:\/\/127\.0\.0\.1:(\d+) \(no token: loopback only\)/,
+      seen,
+    );
+    const c = await protocolClient(port!);
+    c.socket.send(JSON.stringify({ t: "hello", v: [1], token: null, client: "t", resume: null }));
+    assert.equal((await c.next(1)).t, "welcome");
+    c.socket.close();
+    await c.closed;
+    child.kill("SIGTERM");
+    const status = await child.status;
+    assert.equal(status.code, 0);
+    assert.equal(await stderr, "");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // it exited
+    }
+    await child.status;
+    await stdout.cancel();
+  }
+});
