@@ -16,7 +16,7 @@ import {
   mergeWithBootstrap,
 } from "../config/mod.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
-import { ServerConnection } from "../coordinator/server_connection.ts";
+import { constantTimeEqual, ServerConnection } from "../coordinator/server_connection.ts";
 import { SessionHost } from "../coordinator/sessions.ts";
 import type { WireConfiguration } from "../coordinator/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
@@ -38,7 +38,11 @@ export interface CoordinatorServerOptions {
   serverConcurrencyLimit?: number;
   /** Where clients connect (default `127.0.0.1:7070`). */
   listen?: ListenAddress;
-  /** Where the metrics, dumps and `POST /reload` are served (default: nowhere). */
+  /**
+   * Where the metrics, dumps and `POST /reload` are served (default:
+   * nowhere). With a token they require `Authorization: Bearer <token>`;
+   * without one they listen on loopback only.
+   */
   adminListen?: ListenAddress | null;
   /**
    * The shared secret clients present in `hello`. Without one the server
@@ -115,6 +119,15 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       "Cannot serve the coordinator: the token must be a string of 16 characters or more",
     );
   }
+  const adminListen = options.adminListen ?? null;
+  if (token === null && adminListen !== null && !isLoopback(adminListen.hostname)) {
+    throw new TypeError(
+      `Cannot serve the coordinator's admin routes on ${adminListen.hostname}: without a token they listen on loopback only`,
+    );
+  }
+  // With a token, the admin routes ask for it too (Authorization: Bearer <token>).
+  const authorize = (header: string | undefined): boolean =>
+    token === null || constantTimeEqual(header ?? "", `Bearer ${token}`);
   const clock = options.clock ?? systemClock;
   const mandatoryOnly = options.mandatoryOnly === true;
   const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
@@ -209,16 +222,16 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       port: listen.port,
       onListen: (addr) => options.onListen?.(addr, "main"),
     }, handler));
-    const adminListen = options.adminListen ?? null;
     if (adminListen !== null) {
       const admin = new Hono()
         .route(
           "/",
           apfAdminRoutes({ snapshot: (o) => coordinator.snapshot(o), metrics }, {
-            authorize: () => true,
+            authorize: (c) => authorize(c.req.header("Authorization")),
           }),
         )
         .post("/reload", async (c) => {
+          if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
           try {
             await reload();
             return c.text("reloaded\n");

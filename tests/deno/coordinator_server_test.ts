@@ -90,6 +90,37 @@ Deno.test("the coordinator server speaks the protocol over WebSocket and refuses
   await c.closed;
 });
 
+Deno.test("the admin routes ask for the token; without one they listen on loopback only", async () => {
+  await using server = serveCoordinator({
+    listen: { hostname: "127.0.0.1", port: 0 },
+    adminListen: { hostname: "127.0.0.1", port: 0 },
+    token: TOKEN,
+    configuration: config(10),
+  });
+  const base = `http://127.0.0.1:${server.adminAddr!.port}`;
+  const denied = await fetch(`${base}/metrics`);
+  assert.equal(denied.status, 403);
+  await denied.body?.cancel();
+  const reload = await fetch(`${base}/reload`, { method: "POST" });
+  assert.equal(reload.status, 403);
+  await reload.body?.cancel();
+  const ok = await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+  assert.match(await ok.text(), /apf_coordinator_sessions 0/);
+  const reloaded = await fetch(`${base}/reload`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${TOKEN}` },
+  });
+  assert.equal(await reloaded.text(), "reloaded\n");
+  assert.throws(
+    () =>
+      serveCoordinator({
+        listen: { hostname: "127.0.0.1", port: 0 },
+        adminListen: { hostname: "0.0.0.0", port: 0 },
+      }),
+    /admin routes on 0.0.0.0: without a token they listen on loopback only/,
+  );
+});
+
 Deno.test("without a token the coordinator listens on loopback only", () => {
   assert.throws(
     () => serveCoordinator({ listen: { hostname: "0.0.0.0", port: 0 } }),
