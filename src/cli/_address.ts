@@ -24,6 +24,20 @@ export function parseHostPort(text: string): HostPort | undefined {
   return { hostname: m[1] ?? (m[2] === "" ? "0.0.0.0" : m[2]!), port };
 }
 
+/**
+ * The address option `--<name>`'s last value: its `fallback` when absent, or
+ * the usage message to print when it is not `host:port`.
+ */
+export function addressOption(
+  text: string | undefined,
+  name: string,
+  fallback: HostPort | null,
+): HostPort | null | string {
+  if (text === undefined) return fallback;
+  return parseHostPort(text) ??
+    `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
+}
+
 /** `http://host:port` for printing where a listener is (IPv6 in brackets). */
 export function httpUrlOf(addr: HostPort): string {
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;

@@ -10,7 +10,7 @@ import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
-import { type HostPort, httpUrlOf, parseHostPort } from "./_address.ts";
+import { addressOption, type HostPort, httpUrlOf } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
@@ -72,12 +72,8 @@ export async function coordinatorCommand(
   if (!parsed.ok) return fail(parsed.error);
   if (parsed.positionals.length > 0) return fail(`unexpected argument ${parsed.positionals[0]}`);
   const last = (name: string) => parsed.strings.get(name)?.at(-1);
-  const address = (name: string, fallback: HostPort | null): HostPort | null | string => {
-    const text = last(name);
-    if (text === undefined) return fallback;
-    return parseHostPort(text) ??
-      `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
-  };
+  const address = (name: string, fallback: HostPort | null) =>
+    addressOption(last(name), name, fallback);
   const listen = address("listen", { hostname: "127.0.0.1", port: 7070 });
   if (typeof listen === "string") return fail(listen);
   const adminListen = address("admin-listen", null);

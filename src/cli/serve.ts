@@ -8,7 +8,7 @@
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { serveGateway } from "../deno/gateway.ts";
-import { type HostPort, httpUrlOf, parseHostPort, parseUpstream } from "./_address.ts";
+import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { loadEffective } from "./effective_input.ts";
 import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
@@ -95,12 +95,8 @@ export async function serveCommand(
       }`,
     );
   }
-  const address = (name: string, fallback: HostPort | null): HostPort | null | string => {
-    const text = last(name);
-    if (text === undefined) return fallback;
-    return parseHostPort(text) ??
-      `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
-  };
+  const address = (name: string, fallback: HostPort | null) =>
+    addressOption(last(name), name, fallback);
   const listen = address("listen", { hostname: "127.0.0.1", port: 8080 });
   if (typeof listen === "string") return fail(listen);
   const adminListen = address("admin-listen", null);

@@ -23,3 +23,18 @@ export async function run(
   const code = await runCli(args, io);
   return { code, stdout, stderr };
 }
+
+/** Reads `stream` line by line until `pattern` matches a line; returns the match and all text read. */
+export async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  pattern: RegExp,
+  seen: { text: string },
+): Promise<RegExpMatchArray> {
+  for (;;) {
+    const m = pattern.exec(seen.text);
+    if (m !== null) return m;
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`no ${pattern} in ${JSON.stringify(seen.text)}`);
+    seen.text += value;
+  }
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { COORDINATOR_USAGE, coordinatorCommand } from "../../src/cli/coordinator.ts";
-import { run } from "./_run.ts";
+import { readUntil, run } from "./_run.ts";
 
 const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
 
@@ -24,20 +24,6 @@ Deno.test("apf coordinator --help and bad options", async () => {
   assert.match(short.stderr, /the token in t must have 16 characters or more/);
   assert.ok(!short.stderr.includes("short\n"), "the token itself is never printed");
 });
-
-async function readUntil(
-  reader: ReadableStreamDefaultReader<string>,
-  pattern: RegExp,
-  seen: { text: string },
-): Promise<RegExpMatchArray> {
-  for (;;) {
-    const m = pattern.exec(seen.text);
-    if (m !== null) return m;
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`no ${pattern} in ${JSON.stringify(seen.text)}`);
-    seen.text += value;
-  }
-}
 
 const level = (shares: number) =>
   `apiVersion: flowcontrol.apiserver.k8s.io/v1

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
 import { SERVE_USAGE } from "../../src/cli/serve.ts";
 import { sleep, testUpstream } from "../deno/_helpers.ts";
-import { run } from "./_run.ts";
+import { readUntil, run } from "./_run.ts";
 
 const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
 
@@ -72,21 +72,6 @@ Deno.test("listen addresses and upstream URLs", () => {
     assert.equal(parseUpstream(bad), undefined, bad);
   }
 });
-
-/** Reads `stream` line by line until `pattern` matches a line; returns the match and all text read. */
-async function readUntil(
-  reader: ReadableStreamDefaultReader<string>,
-  pattern: RegExp,
-  seen: { text: string },
-): Promise<RegExpMatchArray> {
-  for (;;) {
-    const m = pattern.exec(seen.text);
-    if (m !== null) return m;
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`no ${pattern} in ${JSON.stringify(seen.text)}`);
-    seen.text += value;
-  }
-}
 
 Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on SIGTERM, exits 0", async () => {
   const upstream = testUpstream({ sleepMs: 300 });
