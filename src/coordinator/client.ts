@@ -328,6 +328,8 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     this.#renewTimer = null;
     for (const p of [...this.#pending.values()]) {
       this.#settle(p);
+      // Cancelled before the releases below, so that no freed seat goes to it.
+      if (p.sent && this.#welcomed) this.#ops.push(["cancel", p.id]);
       p.resolve(unavailable());
     }
     for (const seat of this.#held.values()) {

@@ -11,6 +11,7 @@ import type { EffectiveConfiguration } from "../../src/config/effective.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import { ServerConnection } from "../../src/coordinator/server_connection.ts";
 import { SessionHost } from "../../src/coordinator/sessions.ts";
+import type { Coordinator } from "../../src/coordinator/types.ts";
 import type { WireConfiguration } from "../../src/coordinator/wire.ts";
 import { type Clock, systemClock } from "../../src/fairqueuing/clock.ts";
 
@@ -37,6 +38,8 @@ export interface TestServerOptions {
   mode?: "normal" | "stall" | "garbage";
   /** The frames sent before each real frame in `"garbage"` mode. */
   garbage?: string[];
+  /** Delays every acquire by this many ms before the coordinator sees it (a slow server). */
+  decisionDelayMs?: number;
 }
 
 /** A running test server. */
@@ -63,7 +66,14 @@ export interface TestServer {
 export function startServer(options: TestServerOptions): TestServer {
   const clock = options.clock ?? systemClock;
   const coordinator = new EmbeddedCoordinator(options.config, { clock });
-  const host = new SessionHost(coordinator, {
+  const delayMs = options.decisionDelayMs ?? 0;
+  const slow: Coordinator = {
+    acquire: (request, opts) =>
+      new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() =>
+        coordinator.acquire(request, opts)
+      ),
+  };
+  const host = new SessionHost(delayMs > 0 ? slow : coordinator, {
     clock,
     ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     ...(options.graceMs !== undefined && { graceMs: options.graceMs }),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { SessionHost, type SessionOutput } from "../../src/coordinator/sessions.ts";
+import { SessionHost } from "../../src/coordinator/sessions.ts";
 import type { WireDecision } from "../../src/coordinator/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { configOf, limited } from "./_config.ts";
