@@ -188,6 +188,15 @@ export {
   type WireOp,
 } from "./src/coordinator/mod.ts";
 export {
+  type ClientState,
+  connectCoordinator,
+  type ConnectCoordinatorOptions,
+  DEFAULT_FALLBACK_FRACTION,
+  type RemoteCoordinator,
+  type RemoteCoordinatorStats,
+  type UnreachablePolicy,
+} from "./src/coordinator/mod.ts";
+export {
   type AcquireOptions,
   type Admission,
   type AdmissionRejectReason,

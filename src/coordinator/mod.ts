@@ -69,3 +69,12 @@ export {
   ServerConnection,
   type ServerConnectionOptions,
 } from "./server_connection.ts";
+export {
+  type ClientState,
+  connectCoordinator,
+  type ConnectCoordinatorOptions,
+  DEFAULT_FALLBACK_FRACTION,
+  type RemoteCoordinator,
+  type RemoteCoordinatorStats,
+  type UnreachablePolicy,
+} from "./client.ts";

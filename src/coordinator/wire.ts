@@ -276,3 +276,27 @@ export function negotiateVersion(offered: readonly number[]): number | null {
   for (const v of offered) if (WIRE_VERSIONS.includes(v) && (best === null || v > best)) best = v;
   return best;
 }
+
+/** Why a request cannot go over the wire, with the error class the embedded coordinator would throw. */
+export interface SeatRequestProblem {
+  /** `RangeError` for a number out of range, `TypeError` for anything else. */
+  error: "RangeError" | "TypeError";
+  /** What exactly, for people. */
+  message: string;
+}
+
+/**
+ * Checks a request against the wire's `SeatRequest` schema before it is
+ * batched: one malformed acquire would make the server refuse its whole
+ * `ops` message, so the client refuses it alone, as a programming error.
+ */
+export function seatRequestProblem(request: unknown): SeatRequestProblem | null {
+  const parsed = seatRequest.safeParse(request);
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0]!;
+  const at = issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
+  return {
+    error: issue.code === "too_small" || issue.code === "too_big" ? "RangeError" : "TypeError",
+    message: `Cannot acquire a seat: invalid request${at}: ${issue.message}`,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * What the remote client answers when the coordinator cannot be reached
+ * (DESIGN §5, "Failure is designed in"): the `local` policy's embedded
+ * coordinator, sized at a fraction of the server's limit, and the `open`
+ * and `closed` answers. Internal to the coordinator.
+ *
+ * @module
+ */
+
+import { type EffectiveConfiguration, effectiveConfiguration } from "../config/effective.ts";
+import { parseConfiguration } from "../config/load.ts";
+import { mergeWithBootstrap } from "../config/merge.ts";
+import type { Clock } from "../fairqueuing/clock.ts";
+import { EmbeddedCoordinator } from "./embedded.ts";
+import { OpenSeat } from "./_remote_seat.ts";
+import type { Admission, SeatRequest } from "./types.ts";
+import type { WireConfiguration } from "./wire.ts";
+
+/** What a client does when the coordinator cannot be reached. */
+export type UnreachablePolicy = "local" | "open" | "closed";
+
+/** The `unavailable` rejection of the `closed` policy (and of a closed client). */
+export function unavailable(): Admission {
+  return { admitted: false, reason: "unavailable", retryAfterSeconds: 1 };
+}
+
+/** `config` with its server concurrency limit scaled by `fraction` (at least 1 seat). */
+export function scaled(config: EffectiveConfiguration, fraction: number): EffectiveConfiguration {
+  return effectiveConfiguration({
+    flowSchemas: config.flowSchemas.map((fs) => fs.object),
+    priorityLevels: config.priorityLevels.map((pl) => pl.object),
+  }, { serverConcurrencyLimit: Math.max(1, Math.ceil(config.serverConcurrencyLimit * fraction)) });
+}
+
+/**
+ * The effective configuration of what a coordinator sent, or `null` when
+ * its objects do not validate here (the client keeps what it had).
+ */
+export function fromWire(wire: WireConfiguration): EffectiveConfiguration | null {
+  const parsed = parseConfiguration({ objects: wire.objects });
+  if (!parsed.ok) return null;
+  const merged = mergeWithBootstrap(parsed.configuration, { mandatoryOnly: wire.mandatoryOnly });
+  try {
+    return effectiveConfiguration(merged.configuration, {
+      serverConcurrencyLimit: wire.serverConcurrencyLimit,
+    });
+  } catch {
+    return null;
+  }
+}
+
+/** Answers requests by policy; owns the `local` policy's embedded coordinator. */
+export class Fallback {
+  #policy: UnreachablePolicy;
+  #fraction: number;
+  #clock: Clock;
+  #given: EffectiveConfiguration | null;
+  #server: EffectiveConfiguration | null = null;
+  #local: EmbeddedCoordinator | null = null;
+
+  constructor(
+    policy: UnreachablePolicy,
+    fraction: number,
+    given: EffectiveConfiguration | null,
+    clock: Clock,
+  ) {
+    this.#policy = policy;
+    this.#fraction = fraction;
+    this.#given = given;
+    this.#clock = clock;
+  }
+
+  /** The coordinator sent a configuration: the local limiter follows it from now on. */
+  serverConfiguration(wire: WireConfiguration): void {
+    const config = fromWire(wire);
+    if (config === null) return;
+    this.#server = config;
+    if (this.#local === null) return;
+    try {
+      this.#local.configure(scaled(config, this.#fraction));
+    } catch {
+      // Keep the limiter that works.
+    }
+  }
+
+  /**
+   * Answers `request` by policy. `late` is true when the request already
+   * waited its wait limit for the coordinator: the local limiter then admits
+   * only at once, never queues.
+   */
+  answer(request: SeatRequest, signal: AbortSignal | undefined, late: boolean): Promise<Admission> {
+    switch (this.#policy) {
+      case "open":
+        return Promise.resolve({
+          admitted: true,
+          seat: new OpenSeat(request.priorityLevel),
+          waitedMs: 0,
+        });
+      case "closed":
+        return Promise.resolve(unavailable());
+      case "local": {
+        const local = this.#localCoordinator();
+        if (local === null) return Promise.resolve(unavailable());
+        return local.acquire(
+          late ? { ...request, waitLimitMs: 0 } : request,
+          signal === undefined ? {} : { signal },
+        );
+      }
+    }
+  }
+
+  /** Stops the local limiter (waiting requests get `unavailable`). */
+  close(): void {
+    this.#local?.close();
+  }
+
+  #localCoordinator(): EmbeddedCoordinator | null {
+    if (this.#local !== null) return this.#local;
+    const config = this.#server ?? this.#given;
+    if (config === null) return null;
+    this.#local = new EmbeddedCoordinator(scaled(config, this.#fraction), { clock: this.#clock });
+    return this.#local;
+  }
+}

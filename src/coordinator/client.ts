@@ -1,0 +1,625 @@
+/**
+ * The remote coordinator's client (issue 11, `PROTOCOL.md`): a
+ * {@linkcode Coordinator} whose seats come from a coordinator server over
+ * one WebSocket. Every operation of a tick leaves in one `ops` message;
+ * held seats' leases are renewed at half their term; a lost connection is
+ * retried with exponential backoff and jitter and the old session resumed,
+ * so that seats held across a reconnect are reclaimed or reported lost,
+ * never doubled.
+ *
+ * No request hangs: an acquire resolves at the latest when its queue wait
+ * limit plus a margin has passed, whatever the server does (dies, stalls,
+ * sends garbage), with the policy's answer (`local`, `open` or `closed`).
+ * Portable: the standard `WebSocket` and the injected {@linkcode Clock}.
+ *
+ * Semantics decided here:
+ * - An acquire made while the first connection (or a reconnection) is being
+ *   set up waits for it (within its deadline, and at most
+ *   `connectTimeoutMs`); one made while the client is `disconnected`
+ *   (between attempts) gets the policy's answer at once.
+ * - When the connection is lost, acquires sent on it get the policy's answer
+ *   at once: the server cancels a closed connection's waiting requests, and
+ *   re-sending would queue them again at the back, past their deadline. A
+ *   seat the server granted while its decision was lost comes back in
+ *   `reclaimed` and is released at once.
+ * - `close()` gives every held seat back to the server, answers waiting
+ *   requests `unavailable`, and stops every timer.
+ *
+ * @module
+ */
+
+import type { EffectiveConfiguration } from "../config/effective.ts";
+import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { backoffDelayMs } from "./_backoff.ts";
+import { Fallback, unavailable, type UnreachablePolicy } from "./_fallback.ts";
+import { RemoteSeat, type SeatOwner } from "./_remote_seat.ts";
+import { Coalescer } from "./coalescer.ts";
+import { DEFAULT_QUEUE_WAIT_LIMIT_MS, MAX_QUEUE_WAIT_LIMIT_MS } from "./seat_request.ts";
+import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "./types.ts";
+import {
+  decodeServerMessage,
+  encodeMessage,
+  seatRequestProblem,
+  type ServerMessage,
+  WIRE_VERSIONS,
+  type WireConfiguration,
+  type WireDecision,
+  type WireOp,
+} from "./wire.ts";
+
+export type { UnreachablePolicy } from "./_fallback.ts";
+
+/** Default fraction of the server concurrency limit the `local` policy's limiter gets. */
+export const DEFAULT_FALLBACK_FRACTION = 0.1;
+
+/** Where a client stands with its coordinator. */
+export type ClientState = "connecting" | "connected" | "disconnected" | "closed";
+
+/** Options of {@linkcode connectCoordinator}. */
+export interface ConnectCoordinatorOptions {
+  /** The server's shared secret (default `null`: none). */
+  token?: string | null;
+  /** The name the server shows for this client (default `"apf"`). */
+  client?: string;
+  /** The clock for deadlines, renewals and backoff (default: the system clock). */
+  clock?: Clock;
+  /** What to answer when the coordinator cannot be reached (default `"local"`). */
+  policy?: UnreachablePolicy;
+  /**
+   * The `local` policy's limiter: an embedded coordinator serving
+   * `configuration` until the coordinator sent its own, then the
+   * coordinator's, at `fraction` of its server concurrency limit (default
+   * {@linkcode DEFAULT_FALLBACK_FRACTION}, at least one seat). Without any
+   * configuration, `local` answers `unavailable`.
+   */
+  fallback?: { configuration?: EffectiveConfiguration; fraction?: number };
+  /** Added to a request's queue wait limit to make its deadline, in ms (default 1,000). */
+  deadlineMarginMs?: number;
+  /** How long a connection may take to be welcomed, in ms (default 3,000). */
+  connectTimeoutMs?: number;
+  /** Reconnection backoff: first delay (default 100 ms) and largest (default 5,000 ms). */
+  reconnect?: { initialMs?: number; maxMs?: number };
+  /** Random numbers in [0, 1) for the backoff's jitter (default `Math.random`). */
+  random?: () => number;
+}
+
+/** Counters of a {@linkcode RemoteCoordinator}. */
+export interface RemoteCoordinatorStats {
+  /** Frames sent (hello and ops). */
+  framesSent: number;
+  /** Frames received, garbage included. */
+  framesReceived: number;
+  /** Frames that did not decode, or came out of place: ignored. */
+  garbage: number;
+  /** `error` messages received. */
+  errors: number;
+  /** Held seats the server took back (lease expired, session not resumed). */
+  lost: number;
+  /** Held seats kept across a reconnection. */
+  reclaimed: number;
+  /** Seats granted after their acquire had been answered (deadline, lost decision): released at once. */
+  lateReleases: number;
+  /** Successful reconnections. */
+  reconnects: number;
+  /** Acquires answered by the policy. */
+  fallbacks: number;
+}
+
+/** A {@linkcode Coordinator} served by a coordinator server. */
+export interface RemoteCoordinator extends Coordinator {
+  /** Where the client stands. */
+  readonly state: ClientState;
+  /** The configuration the server sent last, or `null` before the first welcome. */
+  readonly configuration: WireConfiguration | null;
+  /** The session id, once welcomed. */
+  readonly session: string | null;
+  /** Counters (a live object). */
+  readonly stats: Readonly<RemoteCoordinatorStats>;
+  /** Calls `listener` with every configuration the server sends; returns the unsubscriber. */
+  onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
+  /** Releases held seats, answers waiting requests `unavailable`, closes the socket and timers. */
+  close(): Promise<void>;
+  /** Same as {@linkcode RemoteCoordinator.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** An acquire waiting for its decision. */
+interface Pending {
+  id: number;
+  request: SeatRequest;
+  resolve(admission: Admission): void;
+  reject(error: unknown): void;
+  deadline: Timer;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | null;
+  /** Sent on the current connection. */
+  sent: boolean;
+  /** Its signal was aborted before it could be sent. */
+  cancelOnSend: boolean;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!(v >= 0 && v < Infinity)) {
+    throw new RangeError(`Cannot connect a coordinator: ${name} must be >= 0, got ${v}`);
+  }
+  return v;
+}
+
+/**
+ * Connects to a coordinator server at `url` (`ws:` or `wss:`) and returns
+ * its client at once, in state `connecting`.
+ *
+ * @example
+ * ```ts ignore
+ * import { connectCoordinator } from "@apf/edge";
+ * await using coordinator = connectCoordinator("ws://127.0.0.1:7070", { policy: "open" });
+ * const admission = await coordinator.acquire({ priorityLevel: "catch-all", flowSchema: "catch-all" });
+ * if (admission.admitted) admission.seat.release();
+ * ```
+ *
+ * @throws {TypeError} when `url` is not a `ws:` or `wss:` URL; {RangeError} for a bad option.
+ */
+export function connectCoordinator(
+  url: string | URL,
+  options: ConnectCoordinatorOptions = {},
+): RemoteCoordinator {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`Cannot connect a coordinator: invalid URL ${String(url)}`);
+  }
+  if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:") {
+    throw new TypeError(`Cannot connect a coordinator: expected a ws: or wss: URL, got ${parsed}`);
+  }
+  const policy = options.policy ?? "local";
+  if (!["local", "open", "closed"].includes(policy)) {
+    throw new RangeError(`Cannot connect a coordinator: unknown policy ${String(policy)}`);
+  }
+  const fraction = options.fallback?.fraction ?? DEFAULT_FALLBACK_FRACTION;
+  if (!(fraction > 0 && fraction <= 1)) {
+    throw new RangeError(
+      `Cannot connect a coordinator: fraction must be in (0, 1], got ${fraction}`,
+    );
+  }
+  return new RemoteClient(parsed.href, options, policy, fraction);
+}
+
+class RemoteClient implements RemoteCoordinator, SeatOwner {
+  readonly stats: RemoteCoordinatorStats = {
+    framesSent: 0,
+    framesReceived: 0,
+    garbage: 0,
+    errors: 0,
+    lost: 0,
+    reclaimed: 0,
+    lateReleases: 0,
+    reconnects: 0,
+    fallbacks: 0,
+  };
+  #url: string;
+  #token: string | null;
+  #name: string;
+  #clock: Clock;
+  #marginMs: number;
+  #connectTimeoutMs: number;
+  #backoff: { initialMs: number; maxMs: number; random: () => number };
+  #fallback: Fallback;
+  #state: ClientState = "connecting";
+  #ws: WebSocket | null = null;
+  #welcomed = false;
+  #everConnected = false;
+  #attempt = 0;
+  #timer: Timer | null = null;
+  #renewTimer: Timer | null = null;
+  #session: string | null = null;
+  #leaseMs = 30_000;
+  #configuration: WireConfiguration | null = null;
+  #listeners = new Set<(c: WireConfiguration) => void>();
+  #nextId = 0;
+  #pending = new Map<number, Pending>();
+  #held = new Map<number, RemoteSeat>();
+  /** Sent acquires answered locally (deadline): a late admission is released at once. */
+  #abandoned = new Set<number>();
+  #ops = new Coalescer<WireOp>((ops) => this.#send(encodeMessage({ t: "ops", ops })));
+  #closedPromise: Promise<void> | null = null;
+
+  constructor(
+    url: string,
+    options: ConnectCoordinatorOptions,
+    policy: UnreachablePolicy,
+    fraction: number,
+  ) {
+    this.#url = url;
+    this.#token = options.token ?? null;
+    this.#name = options.client ?? "apf";
+    this.#clock = options.clock ?? systemClock;
+    this.#marginMs = positive("deadlineMarginMs", options.deadlineMarginMs, 1_000);
+    this.#connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 3_000);
+    const initialMs = positive("reconnect.initialMs", options.reconnect?.initialMs, 100);
+    const maxMs = positive("reconnect.maxMs", options.reconnect?.maxMs, 5_000);
+    this.#backoff = {
+      initialMs,
+      maxMs: Math.max(initialMs, maxMs),
+      random: options.random ?? Math.random,
+    };
+    this.#fallback = new Fallback(
+      policy,
+      fraction,
+      options.fallback?.configuration ?? null,
+      this.#clock,
+    );
+    this.#connect();
+  }
+
+  get state(): ClientState {
+    return this.#state;
+  }
+
+  get configuration(): WireConfiguration | null {
+    return this.#configuration;
+  }
+
+  get session(): string | null {
+    return this.#session;
+  }
+
+  onConfiguration(listener: (configuration: WireConfiguration) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
+    if (typeof request !== "object" || request === null) {
+      return Promise.reject(
+        new TypeError(`Cannot acquire a seat: request must be an object, got ${String(request)}`),
+      );
+    }
+    const problem = seatRequestProblem(request);
+    if (problem !== null) {
+      const E = problem.error === "RangeError" ? RangeError : TypeError;
+      return Promise.reject(new E(problem.message));
+    }
+    if (this.#state === "closed") return Promise.resolve(unavailable());
+    if (this.#state === "disconnected") {
+      return this.#byPolicy(request, readSignal(options), false);
+    }
+    return new Promise<Admission>((resolve, reject) => {
+      const waitLimitMs = Math.min(
+        request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
+        MAX_QUEUE_WAIT_LIMIT_MS,
+      );
+      const p: Pending = {
+        id: this.#nextId++,
+        request,
+        resolve,
+        reject,
+        deadline: null!,
+        signal: undefined,
+        onAbort: null,
+        sent: false,
+        cancelOnSend: false,
+      };
+      p.deadline = this.#clock.setTimer(waitLimitMs + this.#marginMs, () => this.#deadline(p));
+      this.#pending.set(p.id, p);
+      if (this.#state === "connected") this.#sendAcquire(p);
+      // Over the wire every request waits a round trip: the signal is read now.
+      const signal = readSignal(options);
+      if (signal === undefined) return;
+      p.signal = signal;
+      if (signal.aborted) {
+        // Spec §7.1: an aborted request still runs if it need not wait; the server decides.
+        if (p.sent) this.#ops.push(["cancel", p.id]);
+        else p.cancelOnSend = true;
+        return;
+      }
+      p.onAbort = () => this.#abort(p);
+      signal.addEventListener("abort", p.onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.#closedPromise !== null) return this.#closedPromise;
+    this.#state = "closed";
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#renewTimer?.cancel();
+    this.#renewTimer = null;
+    for (const p of [...this.#pending.values()]) {
+      this.#settle(p);
+      // Cancelled before the releases below, so that no freed seat goes to it.
+      if (p.sent && this.#welcomed) this.#ops.push(["cancel", p.id]);
+      p.resolve(unavailable());
+    }
+    for (const seat of this.#held.values()) {
+      seat.lose();
+      if (this.#welcomed) this.#ops.push(["release", seat.id, null]);
+    }
+    this.#held.clear();
+    this.#ops.flush();
+    this.#fallback.close();
+    const ws = this.#ws;
+    this.#ws = null;
+    this.#closedPromise = ws === null || ws.readyState === WebSocket.CLOSED
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+        ws.onclose = () => resolve();
+        ws.onmessage = null;
+        ws.close(1000, "client closed");
+      });
+    return this.#closedPromise;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- seats --------------------------------------------------------------
+
+  ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void {
+    if (this.#held.get(seat.id) !== seat) return;
+    this.#held.delete(seat.id);
+    // While disconnected the release cannot leave: after a resume, the seat
+    // comes back in `reclaimed` and is released then.
+    if (this.#state !== "connected") return;
+    this.#ops.push(initialized ? ["initialized", seat.id] : ["release", seat.id, executionMs]);
+  }
+
+  /** Renews, every half lease, the leases of seats held for a quarter lease or more. */
+  #armRenewals(): void {
+    if (this.#renewTimer !== null || this.#held.size === 0 || this.#state === "closed") return;
+    this.#renewTimer = this.#clock.setTimer(this.#leaseMs / 2, () => {
+      this.#renewTimer = null;
+      if (this.#state === "connected") {
+        const now = this.#clock.now();
+        for (const seat of this.#held.values()) {
+          if (now - seat.leasedAt >= this.#leaseMs / 4) {
+            seat.leasedAt = now;
+            this.#ops.push(["renew", seat.id]);
+          }
+        }
+      }
+      this.#armRenewals();
+    });
+  }
+
+  // ---- acquires -----------------------------------------------------------
+
+  #sendAcquire(p: Pending): void {
+    p.sent = true;
+    this.#ops.push(["acquire", p.id, p.request]);
+    if (p.cancelOnSend) this.#ops.push(["cancel", p.id]);
+  }
+
+  #abort(p: Pending): void {
+    if (this.#pending.get(p.id) !== p) return;
+    if (p.sent) {
+      this.#ops.push(["cancel", p.id]);
+      return;
+    }
+    this.#settle(p);
+    p.resolve({ admitted: false, reason: "cancelled", retryAfterSeconds: 1 });
+  }
+
+  /** Forgets `p`: its timer and its signal listener go. */
+  #settle(p: Pending): void {
+    this.#pending.delete(p.id);
+    p.deadline.cancel();
+    if (p.onAbort !== null) p.signal?.removeEventListener("abort", p.onAbort);
+    p.onAbort = null;
+  }
+
+  #deadline(p: Pending): void {
+    if (this.#pending.get(p.id) !== p) return;
+    this.#settle(p);
+    if (p.sent) {
+      this.#abandoned.add(p.id);
+      this.#ops.push(["cancel", p.id]);
+    }
+    this.#byPolicy(p.request, p.signal, true).then(p.resolve, p.reject);
+  }
+
+  #byPolicy(
+    request: SeatRequest,
+    signal: AbortSignal | undefined,
+    late: boolean,
+  ): Promise<Admission> {
+    this.stats.fallbacks++;
+    return this.#fallback.answer(request, signal, late);
+  }
+
+  // ---- connection ---------------------------------------------------------
+
+  #connect(): void {
+    this.#state = "connecting";
+    this.#welcomed = false;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.#url);
+    } catch {
+      this.#lost();
+      return;
+    }
+    this.#ws = ws;
+    this.#timer = this.#clock.setTimer(this.#connectTimeoutMs, () => {
+      this.#timer = null;
+      // A server that accepts and never welcomes is a dead one.
+      if (this.#ws === ws && !this.#welcomed) this.#drop(ws);
+    });
+    ws.onopen = () => {
+      if (this.#ws !== ws) return;
+      this.#send(encodeMessage({
+        t: "hello",
+        v: [...WIRE_VERSIONS],
+        token: this.#token,
+        client: this.#name,
+        resume: this.#session,
+      }));
+    };
+    ws.onmessage = (e) => {
+      if (this.#ws === ws) this.#receive(e.data);
+    };
+    ws.onclose = () => {
+      if (this.#ws === ws) this.#lost();
+    };
+  }
+
+  /** Gives up on `ws` at once (it may take a while to close). */
+  #drop(ws: WebSocket): void {
+    ws.onmessage = null;
+    ws.onclose = null;
+    try {
+      ws.close(1000, "timeout");
+    } catch {
+      // Already closing.
+    }
+    if (this.#ws === ws) this.#lost();
+  }
+
+  /** The connection is gone: answer what waited on it, then retry after a backoff. */
+  #lost(): void {
+    this.#ws = null;
+    this.#welcomed = false;
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#ops.clear();
+    // The server cancels a closed connection's waiters; admissions it sent late come back in `reclaimed`.
+    this.#abandoned.clear();
+    this.#state = "disconnected";
+    for (const p of [...this.#pending.values()]) {
+      this.#settle(p);
+      this.#byPolicy(p.request, p.signal, false).then(p.resolve, p.reject);
+    }
+    const delay = backoffDelayMs(this.#attempt++, this.#backoff);
+    this.#timer = this.#clock.setTimer(delay, () => {
+      this.#timer = null;
+      if (this.#state === "disconnected") this.#connect();
+    });
+  }
+
+  #send(text: string): void {
+    const ws = this.#ws;
+    if (ws === null || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(text);
+    this.stats.framesSent++;
+  }
+
+  #receive(data: unknown): void {
+    this.stats.framesReceived++;
+    const decoded = decodeServerMessage(data);
+    if (!decoded.ok) {
+      this.stats.garbage++;
+      return;
+    }
+    const m = decoded.message;
+    if (m.t === "error") {
+      this.stats.errors++;
+      if (m.id !== null) this.#refused(m.id, m.code, m.message);
+      return;
+    }
+    if (m.t === "welcome") {
+      if (this.#welcomed) this.stats.garbage++;
+      else this.#welcome(m);
+      return;
+    }
+    if (!this.#welcomed) {
+      this.stats.garbage++;
+      return;
+    }
+    if (m.t === "config") this.#configure(m.config);
+    else for (const d of m.d) this.#decide(d);
+  }
+
+  #welcome(m: Extract<ServerMessage, { t: "welcome" }>): void {
+    this.#welcomed = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#state = "connected";
+    this.#attempt = 0;
+    if (this.#everConnected) this.stats.reconnects++;
+    this.#everConnected = true;
+    const resumed = this.#session !== null && m.session === this.#session;
+    const reclaimed = new Set(resumed ? m.reclaimed : []);
+    for (const [id, seat] of this.#held) {
+      if (reclaimed.delete(id)) {
+        this.stats.reclaimed++;
+        continue;
+      }
+      seat.lose();
+      this.#held.delete(id);
+      this.stats.lost++;
+    }
+    // Held by the server, not by us: released while disconnected, or granted while the decision was lost.
+    for (const id of reclaimed) {
+      this.#ops.push(["release", id, null]);
+      this.stats.lateReleases++;
+    }
+    this.#session = m.session;
+    this.#leaseMs = m.leaseMs;
+    this.#configure(m.config);
+    for (const p of this.#pending.values()) if (!p.sent) this.#sendAcquire(p);
+    const now = this.#clock.now();
+    for (const seat of this.#held.values()) seat.leasedAt = now;
+    this.#renewTimer?.cancel();
+    this.#renewTimer = null;
+    this.#armRenewals();
+  }
+
+  #configure(config: WireConfiguration): void {
+    this.#configuration = config;
+    this.#fallback.serverConfiguration(config);
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(config);
+      } catch (e) {
+        console.error("apf: an onConfiguration listener threw:", e);
+      }
+    }
+  }
+
+  #decide(d: WireDecision): void {
+    const id = d[0];
+    if (d[1] === "expired") {
+      const seat = this.#held.get(id);
+      if (seat === undefined) return;
+      this.#held.delete(id);
+      seat.lose();
+      this.stats.lost++;
+      return;
+    }
+    const p = this.#pending.get(id);
+    if (p === undefined || !p.sent) {
+      // A decision for an acquire answered already (or never made): never keep its seat.
+      this.#abandoned.delete(id);
+      if (d[1] === "admitted") {
+        this.#ops.push(["release", id, null]);
+        this.stats.lateReleases++;
+      }
+      return;
+    }
+    this.#settle(p);
+    if (d[1] === "rejected") {
+      p.resolve({ admitted: false, reason: d[2], retryAfterSeconds: d[3] });
+      return;
+    }
+    const seat = new RemoteSeat(this, id, p.request.priorityLevel, this.#clock.now());
+    this.#held.set(id, seat);
+    this.#armRenewals();
+    p.resolve({ admitted: true, seat, waitedMs: d[2] });
+  }
+
+  #refused(id: number, code: string, message: string): void {
+    this.#abandoned.delete(id);
+    const p = this.#pending.get(id);
+    if (p === undefined || !p.sent) return;
+    this.#settle(p);
+    if (code === "invalid-request") p.reject(new TypeError(message));
+    else this.#byPolicy(p.request, p.signal, false).then(p.resolve, p.reject);
+  }
+}
+
+function readSignal(options: AcquireOptions | undefined): AbortSignal | undefined {
+  const s = options?.signal;
+  return typeof s === "function" ? s() : s;
+}

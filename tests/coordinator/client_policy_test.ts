@@ -1,0 +1,123 @@
+/**
+ * The remote client's policies when the coordinator cannot be reached:
+ * `open` admits, `closed` rejects `unavailable`, `local` limits with an
+ * embedded coordinator at a fraction of the server's limit.
+ */
+
+import assert from "node:assert/strict";
+import { connectCoordinator } from "../../src/coordinator/client.ts";
+import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
+import { configOf, limited } from "./_config.ts";
+import { conformanceConfiguration } from "./_conformance.ts";
+import { startServer } from "./_server.ts";
+
+/** A loopback URL nobody listens on. */
+async function deadUrl(): Promise<string> {
+  const s = startServer({ config: conformanceConfiguration() });
+  await s.close();
+  return s.url;
+}
+
+const fast = { deadlineMarginMs: 100, reconnect: { initialMs: 50, maxMs: 200 } };
+
+Deno.test("client policy open: admits at once with a seat released once", async () => {
+  await using client = connectCoordinator(await deadUrl(), { ...fast, policy: "open" });
+  await waitFor(() => client.state === "disconnected", "refused");
+  const a = await client.acquire(queued());
+  assert.ok(a.admitted);
+  assert.equal(a.waitedMs, 0);
+  assert.equal(a.seat.priorityLevel, "queued");
+  assert.throws(() => a.seat.release({ executionMs: -1 }), RangeError);
+  assert.equal(a.seat.release(), true);
+  assert.equal(a.seat.release(), false);
+  assert.equal(client.stats.fallbacks, 1);
+});
+
+Deno.test("client policy closed: rejects unavailable, Retry-After 1", async () => {
+  await using client = connectCoordinator(await deadUrl(), { ...fast, policy: "closed" });
+  await waitFor(() => client.state === "disconnected", "refused");
+  assert.deepEqual(await client.acquire(queued()), {
+    admitted: false,
+    reason: "unavailable",
+    retryAfterSeconds: 1,
+  });
+});
+
+Deno.test("client policy local: an embedded limiter at a fraction of the given configuration", async () => {
+  await using client = connectCoordinator(await deadUrl(), {
+    ...fast,
+    // ServerCL 6 at one half: 3 seats, one per limited level.
+    fallback: { configuration: conformanceConfiguration(), fraction: 0.5 },
+  });
+  await waitFor(() => client.state === "disconnected", "refused");
+  const a = await client.acquire(queued());
+  assert.ok(a.admitted);
+  const b = await client.acquire(queued({ waitLimitMs: 0 }));
+  assert.equal(b.admitted, false, "the local limit is one seat");
+  assert.equal(a.seat.release(), true);
+  const c = await client.acquire(queued());
+  assert.ok(c.admitted);
+  c.seat.release();
+});
+
+Deno.test("client policy local: without any configuration it answers unavailable", async () => {
+  await using client = connectCoordinator(await deadUrl(), fast);
+  await waitFor(() => client.state === "disconnected", "refused");
+  assert.equal((await client.acquire(queued())).admitted, false);
+});
+
+Deno.test("client policy local: follows the configuration the server sent last, at the fraction", async () => {
+  const wire: WireConfiguration = {
+    serverConcurrencyLimit: 20,
+    mandatoryOnly: true,
+    objects: [limited("remote-only", { queuing: { queues: 1, handSize: 1, queueLengthLimit: 5 } })],
+  };
+  const server = startServer({ config: configOf(20, [limited("remote-only")]), wire });
+  const client = connectCoordinator(server.url, { ...fast, fallback: { fraction: 0.1 } });
+  const seen: WireConfiguration[] = [];
+  client.onConfiguration((c) => seen.push(c));
+  try {
+    const a = await client.acquire({ priorityLevel: "remote-only", flowSchema: "fs" });
+    assert.ok(a.admitted);
+    assert.deepEqual(client.configuration, wire);
+    assert.deepEqual(seen, [wire]);
+    a.seat.release();
+    await assertNoLeak(server);
+    await server.close();
+    await waitFor(() => client.state !== "connected", "disconnected");
+    // 10% of 20 is 2 seats, shared by remote-only and the mandatory levels.
+    const local = await client.acquire({ priorityLevel: "remote-only", flowSchema: "fs" });
+    assert.ok(local.admitted, "served by the local limiter");
+    const more = await client.acquire({
+      priorityLevel: "remote-only",
+      flowSchema: "fs",
+      waitLimitMs: 0,
+    });
+    assert.equal(more.admitted, false, "the local limiter is small");
+    local.seat.release();
+    assert.equal(client.stats.fallbacks, 2);
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+Deno.test("client policy local: a stalled coordinator's request goes local at the deadline, without queuing again", async () => {
+  const server = startServer({ config: conformanceConfiguration(), mode: "stall" });
+  const client = connectCoordinator(server.url, {
+    ...fast,
+    connectTimeoutMs: 5_000,
+    fallback: { configuration: conformanceConfiguration(), fraction: 1 },
+  });
+  try {
+    const started = performance.now();
+    const a = await client.acquire(queued({ waitLimitMs: 100 }));
+    assert.ok(a.admitted, "admitted locally");
+    assert.ok(since(started) < 600, `at the deadline (${since(started)} ms)`);
+    a.seat.release();
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
