@@ -167,6 +167,7 @@ export {
   decodeServerMessage,
   DEFAULT_GRACE_MS,
   DEFAULT_LEASE_MS,
+  effectiveFromWire,
   encodeMessage,
   MAX_BATCH,
   MAX_FRAME_LENGTH,

@@ -224,6 +224,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "dumpRequestsJson",
       "durationPerSeatMs",
       "effectiveConfiguration",
+      "effectiveFromWire",
       "encodeMessage",
       "estimateInputFor",
       "flowHash",

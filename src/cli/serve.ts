@@ -7,6 +7,7 @@
 
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
+import { connectCoordinator } from "../coordinator/client.ts";
 import { serveGateway } from "../deno/gateway.ts";
 import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
@@ -15,7 +16,7 @@ import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>]";
+  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--coordinator ws://HOST:PORT] [--coordinator-token-file F]";
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -36,6 +37,10 @@ the request timeout gives 504.
                              X-Remote-Extra-* (only behind an authenticating proxy that sets
                              them); without it every request is anonymous
   --request-timeout <d>      Go duration (default 60s): a request queues a quarter of it at most
+  --coordinator <ws-url>     take seats from a shared apf coordinator (its configuration is
+                             the one classified with; --config serves the local fallback
+                             until it is reached)
+  --coordinator-token-file F the coordinator's shared secret
 
 SIGINT or SIGTERM stops accepting connections, lets in-flight requests finish
 and exits 0.
@@ -73,6 +78,8 @@ export async function serveCommand(
       "admin-listen",
       "server-concurrency",
       "request-timeout",
+      "coordinator",
+      "coordinator-token-file",
     ],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
@@ -110,8 +117,30 @@ export async function serveCommand(
       }`,
     );
   }
+  const coordinatorText = last("coordinator");
+  if (coordinatorText !== undefined && !/^wss?:\/\//.test(coordinatorText)) {
+    return fail(`--coordinator must be a ws: or wss: URL, got ${JSON.stringify(coordinatorText)}`);
+  }
+  let coordinatorToken: string | null = null;
+  const tokenFile = last("coordinator-token-file");
+  if (tokenFile !== undefined) {
+    try {
+      coordinatorToken = (await io.readTextFile(tokenFile)).trim();
+    } catch (e) {
+      // The path, never the content.
+      io.stderr(`apf serve: cannot read the token file ${tokenFile}: ${messageOf(e)}\n`);
+      return 2;
+    }
+  }
   const loaded = await loadEffective(parsed, io, SERVE_USAGE);
   if (!loaded.ok) return loaded.code;
+  // The coordinator's configuration is the one classified with once it is reached; the local
+  // one only serves the `local` fallback until then.
+  const remote = coordinatorText === undefined ? null : connectCoordinator(coordinatorText, {
+    token: coordinatorToken,
+    client: "apf serve",
+    fallback: { configuration: loaded.effective },
+  });
 
   const gateway = serveGateway({
     upstream,
@@ -120,6 +149,7 @@ export async function serveCommand(
     adminListen,
     trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+    ...(remote !== null && { coordinator: remote }),
     onUpstreamError: (e, req) => {
       const path = new URL(req.url).pathname;
       io.stderr(`apf serve: upstream error: ${req.method} ${path}: ${messageOf(e)}\n`);
@@ -156,6 +186,7 @@ export async function serveCommand(
   } finally {
     unsubscribe();
     await gateway.shutdown();
+    await remote?.close();
   }
 }
 

@@ -8,13 +8,12 @@
  */
 
 import { type EffectiveConfiguration, effectiveConfiguration } from "../config/effective.ts";
-import { parseConfiguration } from "../config/load.ts";
-import { mergeWithBootstrap } from "../config/merge.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { EmbeddedCoordinator } from "./embedded.ts";
 import { OpenSeat } from "./_remote_seat.ts";
 import type { Admission, SeatRequest } from "./types.ts";
 import type { WireConfiguration } from "./wire.ts";
+import { effectiveFromWire as fromWire } from "./wire_configuration.ts";
 
 /** What a client does when the coordinator cannot be reached. */
 export type UnreachablePolicy = "local" | "open" | "closed";
@@ -30,23 +29,6 @@ export function scaled(config: EffectiveConfiguration, fraction: number): Effect
     flowSchemas: config.flowSchemas.map((fs) => fs.object),
     priorityLevels: config.priorityLevels.map((pl) => pl.object),
   }, { serverConcurrencyLimit: Math.max(1, Math.ceil(config.serverConcurrencyLimit * fraction)) });
-}
-
-/**
- * The effective configuration of what a coordinator sent, or `null` when
- * its objects do not validate here (the client keeps what it had).
- */
-export function fromWire(wire: WireConfiguration): EffectiveConfiguration | null {
-  const parsed = parseConfiguration({ objects: wire.objects });
-  if (!parsed.ok) return null;
-  const merged = mergeWithBootstrap(parsed.configuration, { mandatoryOnly: wire.mandatoryOnly });
-  try {
-    return effectiveConfiguration(merged.configuration, {
-      serverConcurrencyLimit: wire.serverConcurrencyLimit,
-    });
-  } catch {
-    return null;
-  }
 }
 
 /** Answers requests by policy; owns the `local` policy's embedded coordinator. */

@@ -78,3 +78,4 @@ export {
   type RemoteCoordinatorStats,
   type UnreachablePolicy,
 } from "./client.ts";
+export { effectiveFromWire } from "./wire_configuration.ts";

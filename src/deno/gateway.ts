@@ -52,6 +52,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     ...(options.serverConcurrencyLimit !== undefined &&
       { serverConcurrencyLimit: options.serverConcurrencyLimit }),
     ...(options.trustIdentityHeaders === true && { identify: frontProxyIdentity() }),
+    ...(options.coordinator !== undefined && { coordinator: options.coordinator }),
   };
   const middleware = apf<GatewayEnv>(apfOptions);
 

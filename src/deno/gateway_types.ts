@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Coordinator } from "../coordinator/types.ts";
 import type { EffectiveConfiguration, FlowControlConfiguration } from "../config/mod.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
@@ -64,6 +65,12 @@ export interface GatewayOptions {
   onListen?: (addr: Deno.NetAddr, listener: "main" | "admin") => void;
   /** Told why the upstream could not be reached (each 502 or 504). */
   onUpstreamError?: (error: unknown, request: Request) => void;
+  /**
+   * Seats come from this coordinator (for example `connectCoordinator(…)`,
+   * shared with other gateways) instead of an embedded one; with a remote
+   * one, requests are classified with the configuration it sends.
+   */
+  coordinator?: Coordinator;
   /** The clock of the coordinator and of the upstream deadline (default: the system clock). */
   clock?: Clock;
 }

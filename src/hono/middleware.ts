@@ -25,6 +25,8 @@ import {
   seatRequestFor,
 } from "../coordinator/seat_request.ts";
 import type { Coordinator, Seat } from "../coordinator/types.ts";
+import type { WireConfiguration } from "../coordinator/wire.ts";
+import { effectiveFromWire } from "../coordinator/wire_configuration.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
 import { routeCostEstimator } from "../estimate/routes.ts";
 import { estimateInputFor, type WorkEstimator } from "../estimate/types.ts";
@@ -39,7 +41,10 @@ import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
 
 /** The middleware, with what the admin routes and the app's shutdown need. */
 export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler<E> {
-  /** The configuration requests are classified with. */
+  /**
+   * The configuration requests are classified with: the `config` option's,
+   * or, with a remote coordinator, the one it last sent.
+   */
   readonly configuration: EffectiveConfiguration;
   /** The coordinator seats come from (the embedded one is created on first use). */
   readonly coordinator: Coordinator;
@@ -74,7 +79,16 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     options.serverConcurrencyLimit,
     options.mandatoryOnly === true,
   );
-  const classifier = new Classifier(configuration);
+  let current = configuration;
+  let classifier = new Classifier(configuration);
+  // A remote coordinator is the one source of truth: classify with what it sends.
+  const source = options.coordinator;
+  const unsubscribe = isConfigurationSource(source)
+    ? subscribe(source, (effective) => {
+      current = effective;
+      classifier = new Classifier(effective);
+    })
+    : () => {};
   const describer = new RequestInfoResolver(
     options.routes === undefined ? {} : { routes: options.routes },
   );
@@ -177,7 +191,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   } as ApfMiddleware<E>;
 
   return Object.defineProperties(middleware, {
-    configuration: { value: configuration, enumerable: true },
+    configuration: { get: () => current, enumerable: true },
     coordinator: { value: coordinator, enumerable: true },
     metrics: { value: metrics, enumerable: true },
     snapshot: {
@@ -193,10 +207,35 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     },
     close: {
       value: (): void => {
+        unsubscribe();
         embedded?.close();
       },
     },
   });
+}
+
+/** A coordinator that hands out its configuration (a remote one). */
+interface ConfigurationSource {
+  readonly configuration: WireConfiguration | null;
+  onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
+}
+
+function isConfigurationSource(c: Coordinator | undefined): c is Coordinator & ConfigurationSource {
+  return c !== undefined &&
+    typeof (c as Partial<ConfigurationSource>).onConfiguration === "function";
+}
+
+/** Adopts the source's configuration now (if any) and on every update; returns the unsubscribe. */
+function subscribe(
+  source: ConfigurationSource,
+  adopt: (effective: EffectiveConfiguration) => void,
+): () => void {
+  const take = (wire: WireConfiguration) => {
+    const effective = effectiveFromWire(wire);
+    if (effective !== null) adopt(effective);
+  };
+  if (source.configuration !== null) take(source.configuration);
+  return source.onConfiguration(take);
 }
 
 /** The queue wait limit of a request: a quarter of its deadline, honouring `?timeout=` (spec §7.3). */

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { connectCoordinator } from "../../src/coordinator/client.ts";
+import { loadConfiguration } from "../../src/config/load.ts";
+import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
+import { serveGateway } from "../../src/deno/gateway.ts";
+import { sleep, tenantsManifest, testUpstream } from "./_helpers.ts";
+
+async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+Deno.test("two gateways share one coordinator: mice stay served, the upstream never exceeds the level, a dead coordinator is survived", async () => {
+  const upstream = testUpstream({ sleepMs: 30 });
+  const coordinator = serveCoordinator({
+    listen: { hostname: "127.0.0.1", port: 0 },
+    configuration: loadConfiguration({
+      manifests: [{
+        name: "t",
+        text: tenantsManifest({ shares: 95, queues: 64, handSize: 2, queueLengthLimit: 4 }),
+      }],
+    }),
+    mandatoryOnly: true,
+    serverConcurrencyLimit: 4,
+  });
+  const url = `ws://127.0.0.1:${coordinator.addr.port}/`;
+  const clients = [0, 1].map(() =>
+    connectCoordinator(url, { policy: "closed", deadlineMarginMs: 200 })
+  );
+  const gateways = clients.map((remote) =>
+    serveGateway({
+      upstream: upstream.url,
+      listen: { hostname: "127.0.0.1", port: 0 },
+      trustIdentityHeaders: true,
+      coordinator: remote,
+      requestTimeoutMs: 4000,
+    })
+  );
+  try {
+    await until(() => clients.every((c) => c.state === "connected"), "both clients connected");
+    await until(
+      () =>
+        gateways.every((g) =>
+          g.middleware.configuration.priorityLevels.some((pl) => pl.name === "tenants")
+        ),
+      "gateways classifying with the coordinator's configuration",
+    );
+    const limit = coordinator.coordinator.snapshot().levels.find((l) =>
+      l.name === "tenants"
+    )!.currentLimit;
+    const [a, b] = gateways.map((g) => `http://127.0.0.1:${g.addr.port}`);
+
+    let running = true;
+    const elephant = { served: 0, rejected: 0 };
+    const elephantLoops = Array.from({ length: 12 }, async () => {
+      while (running) {
+        const res = await fetch(`${a}/big`, { headers: { "X-Remote-User": "elephant" } });
+        await res.body?.cancel();
+        if (res.status === 429) {
+          elephant.rejected++;
+          assert.ok(Number(res.headers.get("Retry-After")) >= 1);
+          await sleep(20);
+        } else {
+          assert.equal(res.status, 200);
+          assert.equal(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
+          elephant.served++;
+        }
+      }
+    });
+    const mice = await Promise.all([1, 2, 3].map(async (m) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const res = await fetch(`${b}/small`, { headers: { "X-Remote-User": `mouse-${m}` } });
+        statuses.push(res.status);
+        await res.body?.cancel();
+      }
+      return statuses;
+    }));
+    running = false;
+    await Promise.all(elephantLoops);
+    assert.deepEqual(mice.flat().filter((s) => s !== 200), [], "every mouse request served");
+    assert.ok(elephant.rejected > 0, "the elephant was held to its share");
+    assert.ok(
+      upstream.maxActive <= limit,
+      `upstream saw ${upstream.maxActive} at once, limit ${limit}`,
+    );
+
+    // The coordinator dies: the gateways follow their policy (closed) without hanging.
+    await coordinator.shutdown();
+    await until(() => clients.every((c) => c.state !== "connected"), "clients noticing");
+    const started = Date.now();
+    const res = await fetch(`${b}/small`, { headers: { "X-Remote-User": "mouse-1" } });
+    await res.body?.cancel();
+    assert.equal(res.status, 429);
+    assert.ok(Date.now() - started < 3000, "answered without hanging");
+  } finally {
+    for (const g of gateways) await g.shutdown();
+    for (const c of clients) await c.close();
+    await coordinator.shutdown();
+    await upstream.close();
+  }
+});
