@@ -10,6 +10,7 @@
  */
 
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { LeaseQueue } from "./_lease_queue.ts";
 import { Coalescer } from "./coalescer.ts";
 import type { Coordinator, Seat } from "./types.ts";
 import type { WireDecision, WireError, WireOp } from "./wire.ts";
@@ -271,6 +272,7 @@ export class SessionHost {
   #clock: Clock;
   #sessions = new Map<string, SessionImpl>();
   #context: HostContext;
+  #leases: LeaseQueue;
 
   /**
    * Hosts sessions over `coordinator`.
@@ -291,10 +293,11 @@ export class SessionHost {
     this.graceMs = graceMs;
     this.#clock = options.clock ?? systemClock;
     const clock = this.#clock;
+    const leases = this.#leases = new LeaseQueue(clock, leaseMs);
     this.#context = {
       coordinator,
       stats: this.stats,
-      lease: (expire) => clock.setTimer(leaseMs, expire),
+      lease: (expire) => leases.add(expire),
       grace: (end) => clock.setTimer(graceMs, end),
       forget: (session) => {
         this.#sessions.delete(session.id);
@@ -325,5 +328,6 @@ export class SessionHost {
   /** Ends every session (shutdown): their seats go back, their waiters are cancelled. */
   close(): void {
     for (const session of [...this.#sessions.values()]) session.end();
+    this.#leases.close();
   }
 }

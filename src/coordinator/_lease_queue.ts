@@ -1,0 +1,81 @@
+/**
+ * Every lease of a coordinator server on one timer. All leases have the
+ * same term, so they fall due in the order they were granted (or renewed):
+ * a queue in grant order is also in due order, and one timer for its head
+ * replaces a timer per seat (which cost about a fifth of the server's time).
+ * Internal to the sessions.
+ *
+ * @module
+ */
+
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
+
+interface Lease extends Timer {
+  due: number;
+  expire: (() => void) | null;
+}
+
+function cancelLease(this: Lease): void {
+  this.expire = null;
+}
+
+/** Leases of one term, due in the order they were added. */
+export class LeaseQueue {
+  #clock: Clock;
+  #term: number;
+  #leases: Lease[] = [];
+  #head = 0;
+  #timer: Timer | null = null;
+
+  /** Leases last `termMs` on `clock`. */
+  constructor(clock: Clock, termMs: number) {
+    this.#clock = clock;
+    this.#term = termMs;
+  }
+
+  /** Starts a lease: `expire` runs at its end unless the returned handle is cancelled first. */
+  add(expire: () => void): Timer {
+    const lease: Lease = { due: this.#clock.now() + this.#term, expire, cancel: cancelLease };
+    this.#leases.push(lease);
+    this.#arm();
+    return lease;
+  }
+
+  /** Drops every lease and the timer. */
+  close(): void {
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#leases = [];
+    this.#head = 0;
+  }
+
+  #arm(): void {
+    if (this.#timer !== null) return;
+    const leases = this.#leases;
+    while (this.#head < leases.length && leases[this.#head]!.expire === null) this.#head++;
+    this.#compact();
+    const next = leases[this.#head];
+    if (next === undefined) return;
+    this.#timer = this.#clock.setTimer(next.due - this.#clock.now(), this.#fire);
+  }
+
+  #fire = (): void => {
+    this.#timer = null;
+    const now = this.#clock.now();
+    const leases = this.#leases;
+    while (this.#head < leases.length && leases[this.#head]!.due <= now) {
+      const lease = leases[this.#head++]!;
+      const expire = lease.expire;
+      lease.expire = null;
+      expire?.();
+    }
+    this.#arm();
+  };
+
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#leases.length) {
+      this.#leases = this.#leases.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}
