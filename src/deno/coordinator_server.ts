@@ -53,6 +53,12 @@ export interface CoordinatorServerOptions {
   leaseMs?: number;
   /** How long a closed connection's seats wait for the client to resume, in ms (default 5,000). */
   graceMs?: number;
+  /**
+   * A client that stops reading is disconnected once this many bytes wait
+   * to be sent to it (default 8 MiB): its session then keeps its seats for
+   * the grace period, as after any disconnect.
+   */
+  maxBufferedBytes?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
   /** Told where each listener listens. */
@@ -128,6 +134,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   // With a token, the admin routes ask for it too (Authorization: Bearer <token>).
   const authorize = (header: string | undefined): boolean =>
     token === null || constantTimeEqual(header ?? "", `Bearer ${token}`);
+  const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
   const clock = options.clock ?? systemClock;
   const mandatoryOnly = options.mandatoryOnly === true;
   const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
@@ -169,6 +176,10 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     name: "apf_coordinator_seats_lost",
     help: "Seats released because their client's connection closed and did not come back",
   });
+  const slow = metrics.registry.counter({
+    name: "apf_coordinator_slow_clients_total",
+    help: "Connections closed because their client stopped reading",
+  });
   const sessions = metrics.registry.gauge({
     name: "apf_coordinator_sessions",
     help: "Client sessions connected or in their grace period",
@@ -192,7 +203,17 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       host,
       token,
       configuration: wire,
-      send: (text) => socket.send(text),
+      send: (text) => {
+        socket.send(text);
+        // Backpressure: what a client does not read piles up here; cut it off.
+        if (socket.bufferedAmount > maxBuffered && socket.readyState === WebSocket.OPEN) {
+          slow.labels().inc();
+          // A client that does not read will not answer the closing handshake either:
+          // its session is detached now, not when the socket finally closes.
+          connection.closed();
+          socket.close(1008, "slow consumer");
+        }
+      },
       close: (code, reason) => socket.close(code, reason),
       onRefused: (e) => refused.labels(e.code).inc(),
     });

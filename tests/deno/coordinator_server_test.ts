@@ -154,3 +154,73 @@ Deno.test("shutdown answers waiting requests unavailable before closing connecti
   const all = c.messages.filter((m) => m.t === "decisions").flatMap((m) => m.d as unknown[][]);
   assert.deepEqual(all.find((x) => x[0] === limit), [limit, "rejected", "unavailable", 1]);
 });
+
+/** A WebSocket client over a raw TCP connection that sends frames but never reads after the handshake. */
+async function deafClient(port: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const encoder = new TextEncoder();
+  await conn.write(encoder.encode(
+    `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  ));
+  const head = new Uint8Array(1024);
+  await conn.read(head); // the 101 response, then never again
+  const send = async (text: string) => {
+    const payload = encoder.encode(text);
+    const n = payload.length;
+    const size = n < 126 ? 2 : n < 65536 ? 4 : 10;
+    const frame = new Uint8Array(size + 4 + n); // masked with a zero key
+    frame[0] = 0x81;
+    if (n < 126) frame[1] = 0x80 | n;
+    else if (n < 65536) {
+      frame[1] = 0x80 | 126;
+      frame[2] = n >>> 8;
+      frame[3] = n & 255;
+    } else {
+      frame[1] = 0x80 | 127;
+      new DataView(frame.buffer).setBigUint64(2, BigInt(n));
+    }
+    frame.set(payload, size + 4);
+    for (let off = 0; off < frame.length;) off += await conn.write(frame.subarray(off));
+  };
+  return { send, close: () => conn.close() };
+}
+
+Deno.test("a client that stops reading is cut off; its seats follow the grace period", async () => {
+  await using server = serveCoordinator({
+    listen: { hostname: "127.0.0.1", port: 0 },
+    maxBufferedBytes: 64 * 1024,
+    graceMs: 50,
+  });
+  const client = await deafClient(server.addr.port);
+  await client.send(
+    JSON.stringify({ t: "hello", v: [1], token: null, client: "deaf", resume: null }),
+  );
+  const exempt = { priorityLevel: "exempt", flowSchema: "exempt" };
+  try {
+    while (server.host.stats.sessions === 0) await new Promise((r) => setTimeout(r, 5));
+    // Each round makes 4,000 decisions (about 90 KB) the client never reads; the kernel's socket
+    // buffers fill first, then what waits in the server passes the limit.
+    const cutOff = () => /^apf_coordinator_slow_clients_total 1$/m.test(server.metrics.expose());
+    for (let round = 0; round < 300 && !cutOff(); round++) {
+      const ops = [];
+      for (let i = 0; i < 4000; i++) ops.push(["acquire", round * 4000 + i, exempt]);
+      if (round > 0) {
+        for (let i = 0; i < 4000; i++) ops.push(["release", (round - 1) * 4000 + i, null]);
+      }
+      await client.send(JSON.stringify({ t: "ops", ops }));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const deadline = Date.now() + 3000;
+    while (server.host.stats.sessions !== 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(server.host.stats.sessions, 0, "the session ended after the grace period");
+    assert.match(server.metrics.expose(), /^apf_coordinator_slow_clients_total 1$/m);
+    const exemptLevel = server.coordinator.snapshot().levels.find((l) => l.name === "exempt")!;
+    assert.equal(exemptLevel.queueSet.seatsInUse, 0, "its seats went back");
+    assert.ok(server.host.stats.lost > 0);
+  } finally {
+    client.close();
+  }
+});
