@@ -14,6 +14,7 @@
  */
 
 import { z } from "zod";
+import { isPlainOpsMessage } from "./_wire_fast.ts";
 import type { SeatRequest } from "./types.ts";
 
 /** The protocol versions this implementation speaks, newest last. */
@@ -202,6 +203,7 @@ export type Decoded<M> = { ok: true; message: M } | { ok: false; error: WireErro
 function decode<M>(
   data: unknown,
   schemas: Record<string, z.ZodType<unknown>>,
+  fast?: (value: Record<string, unknown>) => boolean,
 ): Decoded<M> {
   if (typeof data !== "string") {
     return fail("malformed", "frames must be JSON text, got a binary frame");
@@ -230,6 +232,7 @@ function decode<M>(
       })`,
     );
   }
+  if (fast?.(value as Record<string, unknown>)) return { ok: true, message: value as M };
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -254,6 +257,13 @@ function fail(code: WireErrorCode, message: string): { ok: false; error: WireErr
  * ```
  */
 export function decodeClientMessage(data: unknown): Decoded<ClientMessage> {
+  return decode<ClientMessage>(data, clientSchemas, isPlainOps);
+}
+
+const isPlainOps = (value: Record<string, unknown>): boolean => isPlainOpsMessage(value, MAX_BATCH);
+
+/** {@linkcode decodeClientMessage} by the schema alone, without the fast path (the reference for tests). */
+export function decodeClientMessageBySchema(data: unknown): Decoded<ClientMessage> {
   return decode<ClientMessage>(data, clientSchemas);
 }
 
