@@ -39,14 +39,16 @@ import { limited } from "./_config.ts";
 const DEFAULT_SEED = 0x0a9f_2024;
 const SEED = seedFromEnv() ?? DEFAULT_SEED;
 /** Operations of the run (faults included). */
-const OPS = 4_000;
+const OPS = 3_000;
 /** Operations between two checkpoints. */
-const CHECKPOINT_EVERY = 1_000;
-const LEASE_MS = 2_000;
+const CHECKPOINT_EVERY = 750;
+const LEASE_MS = 400;
 const GRACE_MS = 200;
 const MARGIN_MS = 50;
 /** Scheduling slack allowed past an acquire's deadline (a loaded machine's timers run late). */
 const SLACK_MS = 400;
+/** The wait limits of the acquires, in ms. */
+const WAIT_LIMITS_MS = [0, 10, 40, 100, 150, 600];
 
 function seedFromEnv(): number | null {
   const granted = Deno.permissions.querySync({ name: "env", variable: "APF_FAULT_SEED" });
@@ -180,6 +182,11 @@ class FaultyServer {
 
   /** Closes one socket from the server side. */
   drop(c: Conn): void {
+    // Deno forgets a close() made before the upgrade completed (the socket opens anyway).
+    if (c.socket.readyState === WebSocket.CONNECTING) {
+      c.socket.onopen = () => this.drop(c);
+      return;
+    }
     try {
       c.socket.close(1001, "dropped");
     } catch {
@@ -194,16 +201,20 @@ class FaultyServer {
     return true;
   }
 
+  phase = "open";
   async close(): Promise<void> {
+    this.phase = "closing sockets";
     this.#closing = true;
     if (this.#stallTimer !== null) clearTimeout(this.#stallTimer);
     this.#stallTimer = null;
     const closing = [...this.conns];
     for (const c of closing) this.drop(c);
     await Promise.all(closing.map((c) => c.closed));
+    this.phase = "shutdown";
     this.host.close();
     this.coordinator.close();
     await this.#server.shutdown();
+    this.phase = "closed";
   }
 }
 
@@ -217,6 +228,19 @@ interface Held {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `promise`, or a failure naming `what` after `ms` (its timer cleared either way). */
+async function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new assert.AssertionError({ message: what() })), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 Deno.test(`client: a randomized fault run ends with every seat accounted for (seed ${SEED})`, async () => {
   const random = mulberry32(SEED);
@@ -248,7 +272,8 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
   const granted: RemoteSeat[][] = clients.map(() => []);
   const seenSeats = new WeakSet<Seat>();
   const seenIds = clients.map(() => new Set<number>());
-  const inFlight = new Set<Promise<unknown>>();
+  /** Acquires not yet settled, with what they were. */
+  const inFlight = new Map<Promise<unknown>, string>();
   const controllers: AbortController[] = [];
   const counts: Record<string, number> = {};
   const count = (k: string) => counts[k] = (counts[k] ?? 0) + 1;
@@ -258,7 +283,7 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
   const acquire = (op: number) => {
     const client = int(clients.length);
     const level = pick(["queued", "queued", "sharded", "rejecting", "catch-all", "exempt"]);
-    const waitLimitMs = pick([0, 10, 40, 100, 150]);
+    const waitLimitMs = pick(WAIT_LIMITS_MS);
     const request: SeatRequest = {
       priorityLevel: level,
       flowSchema: level === "exempt" ? "exempt" : "catch-all",
@@ -302,7 +327,12 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
       }
       held.push({ client, seat: a.seat, level, seats: request.work!.initialSeats!, ended: false });
     }, (e: unknown) => fail(`${at(op)}: acquire rejected with ${e}`));
-    inFlight.add(p);
+    inFlight.set(
+      p,
+      `op ${op}: c${client} ${JSON.stringify(request)}${
+        "signal" in options ? " with a signal" : ""
+      }`,
+    );
     p.finally(() => inFlight.delete(p));
   };
 
@@ -321,8 +351,17 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
   };
 
   /** Every acquire settled, every client connected, client and server agree on every seat. */
+  const settled = (op: number | string) =>
+    within(
+      Promise.all([...inFlight.keys()]),
+      2 * Math.max(...WAIT_LIMITS_MS) + 2 * SLACK_MS,
+      () =>
+        `${at(op)}: acquires never settled: ${[...inFlight.values()].join("; ")}; ` +
+        clients.map((c, i) => `c${i} ${c.state} ${JSON.stringify(c.stats)}`).join("; "),
+    );
+
   const checkpoint = async (op: number | string) => {
-    await Promise.all([...inFlight]);
+    await settled(op);
     const deadline = performance.now() + 5_000;
     let problem: string | null = "";
     while (problem !== null) {
@@ -386,24 +425,33 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
         if (controllers.length > 0) controllers.splice(int(controllers.length), 1)[0]!.abort();
       } else if (r < 0.8) {
         await sleep(int(4));
-      } else if (r < 0.805) {
+      } else if (r < 0.808) {
         count("fault: socket dropped");
         const conns = [...server.conns];
         if (conns.length > 0) server.drop(pick(conns));
-      } else if (r < 0.81) {
+      } else if (r < 0.818) {
         count("fault: garbage");
         const conns = [...server.conns];
         if (conns.length > 0) {
           const c = pick(conns);
           for (let n = 1 + int(3); n > 0; n--) server.garbage(c, pick(GARBAGE));
         }
-      } else if (r < 0.8125) {
+      } else if (r < 0.823) {
         count("fault: stall");
-        server.stall(20 + int(150));
-      } else if (r < 0.8135) {
+        // Now and then longer than a lease and the grace period: seats expire,
+        // sessions of dropped sockets end before their client's hello gets through.
+        server.stall(random() < 0.25 ? LEASE_MS + int(LEASE_MS / 2) : 20 + int(150));
+      } else if (r < 0.826) {
         count("fault: restart");
         const old = server;
-        await old.close();
+        await within(
+          old.close(),
+          3_000,
+          () =>
+            `${at(op)}: the server closes (${old.phase}; sockets ${
+              [...old.conns].map((c) => c.socket.readyState)
+            })`,
+        );
         assertIdle(old.coordinator.snapshot());
         assert.equal(old.host.stats.sessions, 0, at(op));
         retired.push(old);
@@ -428,8 +476,12 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
       assert.ok(s.lost <= granted[i]!.length, `${at("end")}: c${i} lost within granted`);
     }
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
-    await Promise.all([...inFlight]);
+    await within(
+      Promise.all(clients.map((c) => c.close())),
+      3_000,
+      () => `${at("end")}: the clients close`,
+    );
+    await settled("end");
   }
   try {
     // Closed clients' sessions wait out their grace, then end: nothing may be left.
@@ -450,8 +502,13 @@ Deno.test(`client: a randomized fault run ends with every seat accounted for (se
   }
   assert.deepEqual(failures, [], at("end"));
   const took = Math.round(performance.now() - started);
+  const sum = (f: (s: FaultyServer) => number) =>
+    [...retired, server].reduce((n, s) => n + f(s), 0);
   console.log(
     `seed ${SEED}: ${OPS} operations in ${took} ms, ${retired.length} restarts;`,
+    `the servers took back ${sum((s) => s.host.stats.expired)} expired and ${
+      sum((s) => s.host.stats.lost)
+    } lost seats;`,
     counts,
     `largest answer past the deadline ${Math.round(maxOvershootMs)} ms;`,
     clients.map((c, i) => `c${i} ${JSON.stringify(c.stats)}`).join("; "),
