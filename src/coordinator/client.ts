@@ -19,7 +19,8 @@
  *   (between attempts) gets the policy's answer at once.
  * - When the connection is lost, acquires sent on it get the policy's answer
  *   at once: the server cancels a closed connection's waiting requests, and
- *   re-sending would queue them again at the back, past their deadline. A
+ *   re-sending would queue them again at the back, past their deadline (the
+ *   `local` limiter lets them wait only what is left of their wait limit). A
  *   seat the server granted while its decision was lost comes back in
  *   `reclaimed` and is released at once.
  * - `close()` gives every held seat back to the server, answers waiting
@@ -127,6 +128,8 @@ export interface RemoteCoordinator extends Coordinator {
 interface Pending {
   id: number;
   request: SeatRequest;
+  /** When its queue wait limit ends, on the client's clock. */
+  waitEndsAt: number;
   resolve(admission: Admission): void;
   reject(error: unknown): void;
   deadline: Timer;
@@ -293,6 +296,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       const p: Pending = {
         id: this.#nextId++,
         request,
+        waitEndsAt: this.#clock.now() + waitLimitMs,
         resolve,
         reject,
         deadline: null!,
@@ -487,9 +491,12 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     // The server cancels a closed connection's waiters; admissions it sent late come back in `reclaimed`.
     this.#abandoned.clear();
     this.#state = "disconnected";
+    const now = this.#clock.now();
     for (const p of [...this.#pending.values()]) {
       this.#settle(p);
-      this.#byPolicy(p.request, p.signal, false).then(p.resolve, p.reject);
+      // Only what is left of its wait limit: the deadline still holds.
+      const waitLimitMs = Math.max(0, p.waitEndsAt - now);
+      this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     }
     const delay = backoffDelayMs(this.#attempt++, this.#backoff);
     this.#timer = this.#clock.setTimer(delay, () => {

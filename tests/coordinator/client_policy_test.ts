@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { connectCoordinator } from "../../src/coordinator/client.ts";
 import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import { effectiveFromWire } from "../../src/coordinator/wire_configuration.ts";
 import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
 import { configOf, limited } from "./_config.ts";
 import { conformanceConfiguration } from "./_conformance.ts";
@@ -116,6 +117,47 @@ Deno.test("client policy local: a stalled coordinator's request goes local at th
     assert.ok(a.admitted, "admitted locally");
     assert.ok(since(started) < 600, `at the deadline (${since(started)} ms)`);
     a.seat.release();
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+Deno.test("client policy local: a connection lost while a request waits leaves it only the rest of its wait limit locally", async () => {
+  // ServerCL 20 over remote-only (1 share) and the mandatory catch-all (5): 4 seats on the
+  // server; the local limiter at 10% has 1.
+  const wire: WireConfiguration = {
+    serverConcurrencyLimit: 20,
+    mandatoryOnly: true,
+    objects: [limited("remote-only", { queuing: { queues: 1, handSize: 1, queueLengthLimit: 5 } })],
+  };
+  const server = startServer({ config: effectiveFromWire(wire)!, wire });
+  const client = connectCoordinator(server.url, { ...fast, fallback: { fraction: 0.1 } });
+  const request = { priorityLevel: "remote-only", flowSchema: "fs" };
+  try {
+    const seats = [];
+    for (let i = 0; i < 4; i++) {
+      const a = await client.acquire(request);
+      assert.ok(a.admitted);
+      seats.push(a.seat);
+    }
+    const started = performance.now();
+    const first = client.acquire({ ...request, waitLimitMs: 600 });
+    const second = client.acquire({ ...request, waitLimitMs: 600 });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await server.dropClients();
+    // The first takes the local limiter's one seat; the second queues locally for what is
+    // left of its 600 ms, not for 600 ms more.
+    const a = await first;
+    assert.ok(a.admitted, "the first is served by the local limiter");
+    const b = await second;
+    assert.equal(!b.admitted && b.reason, "time-out");
+    const took = since(started);
+    assert.ok(took < 600 + 100 + 150, `answered by its deadline (${took} ms)`);
+    a.seat.release();
+    await waitFor(() => client.state === "connected", "resumed");
+    for (const s of seats) s.release();
+    await assertNoLeak(server);
   } finally {
     await client.close();
     await server.close();
