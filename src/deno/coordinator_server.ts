@@ -225,6 +225,10 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       connection.closed();
     };
     socket.onerror = () => {};
+    // Deno forgets a close() made before the upgrade completes: close again once open.
+    socket.onopen = () => {
+      if (stopping !== null) socket.close(1001, "shutting down");
+    };
     return response;
   };
 
