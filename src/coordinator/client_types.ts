@@ -1,0 +1,88 @@
+/**
+ * The public shapes of the remote coordinator's client: its options, state,
+ * statistics and interface.
+ *
+ * @module
+ */
+
+import type { EffectiveConfiguration } from "../config/effective.ts";
+import type { Clock } from "../fairqueuing/clock.ts";
+import type { UnreachablePolicy } from "./_fallback.ts";
+import type { Coordinator } from "./types.ts";
+import type { WireConfiguration } from "./wire.ts";
+
+export type { UnreachablePolicy };
+
+/** Default fraction of the server concurrency limit the `local` policy's limiter gets. */
+export const DEFAULT_FALLBACK_FRACTION = 0.1;
+
+/** Where a client stands with its coordinator. */
+export type ClientState = "connecting" | "connected" | "disconnected" | "closed";
+
+/** Options of {@linkcode connectCoordinator}. */
+export interface ConnectCoordinatorOptions {
+  /** The server's shared secret (default `null`: none). */
+  token?: string | null;
+  /** The name the server shows for this client (default `"apf"`). */
+  client?: string;
+  /** The clock for deadlines, renewals and backoff (default: the system clock). */
+  clock?: Clock;
+  /** What to answer when the coordinator cannot be reached (default `"local"`). */
+  policy?: UnreachablePolicy;
+  /**
+   * The `local` policy's limiter: an embedded coordinator serving
+   * `configuration` until the coordinator sent its own, then the
+   * coordinator's, at `fraction` of its server concurrency limit (default
+   * {@linkcode DEFAULT_FALLBACK_FRACTION}, at least one seat). Without any
+   * configuration, `local` answers `unavailable`.
+   */
+  fallback?: { configuration?: EffectiveConfiguration; fraction?: number };
+  /** Added to a request's queue wait limit to make its deadline, in ms (default 1,000). */
+  deadlineMarginMs?: number;
+  /** How long a connection may take to be welcomed, in ms (default 3,000). */
+  connectTimeoutMs?: number;
+  /** Reconnection backoff: first delay (default 100 ms) and largest (default 5,000 ms). */
+  reconnect?: { initialMs?: number; maxMs?: number };
+  /** Random numbers in [0, 1) for the backoff's jitter (default `Math.random`). */
+  random?: () => number;
+}
+
+/** Counters of a {@linkcode RemoteCoordinator}. */
+export interface RemoteCoordinatorStats {
+  /** Frames sent (hello and ops). */
+  framesSent: number;
+  /** Frames received, garbage included. */
+  framesReceived: number;
+  /** Frames that did not decode, or came out of place: ignored. */
+  garbage: number;
+  /** `error` messages received. */
+  errors: number;
+  /** Held seats the server took back (lease expired, session not resumed). */
+  lost: number;
+  /** Held seats kept across a reconnection. */
+  reclaimed: number;
+  /** Seats granted after their acquire had been answered (deadline, lost decision): released at once. */
+  lateReleases: number;
+  /** Successful reconnections. */
+  reconnects: number;
+  /** Acquires answered by the policy. */
+  fallbacks: number;
+}
+
+/** A {@linkcode Coordinator} served by a coordinator server. */
+export interface RemoteCoordinator extends Coordinator {
+  /** Where the client stands. */
+  readonly state: ClientState;
+  /** The configuration the server sent last, or `null` before the first welcome. */
+  readonly configuration: WireConfiguration | null;
+  /** The session id, once welcomed. */
+  readonly session: string | null;
+  /** Counters (a live object). */
+  readonly stats: Readonly<RemoteCoordinatorStats>;
+  /** Calls `listener` with every configuration the server sends; returns the unsubscriber. */
+  onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
+  /** Releases held seats, answers waiting requests `unavailable`, closes the socket and timers. */
+  close(): Promise<void>;
+  /** Same as {@linkcode RemoteCoordinator.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
