@@ -12,7 +12,7 @@ import { serveCoordinator } from "../deno/coordinator_server.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { addressOption, type HostPort, httpUrlOf } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
-import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
 import { processSignals, type ShutdownSignals } from "./serve.ts";
 
@@ -126,13 +126,7 @@ export async function coordinatorCommand(
   } catch (e) {
     return fail(messageOf(e));
   }
-  const say = (text: string) => {
-    try {
-      io.stdout(text);
-    } catch (e) {
-      if (!(e instanceof OutputClosedError)) throw e;
-    }
-  };
+  const say = tolerantStdout(io);
   const unsubscribe = signals(() => {
     say("apf coordinator: shutting down\n");
     void server.shutdown();

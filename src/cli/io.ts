@@ -62,5 +62,20 @@ export class OutputClosedError extends Error {
   }
 }
 
+/**
+ * A writer to `io.stdout` for long-running commands (servers): a reader of
+ * their output that goes away must not stop them, so a closed output is
+ * ignored.
+ */
+export function tolerantStdout(io: CliIO): (text: string) => void {
+  return (text) => {
+    try {
+      io.stdout(text);
+    } catch (e) {
+      if (!(e instanceof OutputClosedError)) throw e;
+    }
+  };
+}
+
 /** An exit status: 0 success, 1 invalid input, 2 usage error or unreadable input. */
 export type ExitCode = 0 | 1 | 2;

@@ -12,7 +12,7 @@ import { serveGateway } from "../deno/gateway.ts";
 import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { loadEffective } from "./effective_input.ts";
-import { type CliIO, type ExitCode, OutputClosedError } from "./io.ts";
+import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
@@ -155,14 +155,7 @@ export async function serveCommand(
       io.stderr(`apf serve: upstream error: ${req.method} ${path}: ${messageOf(e)}\n`);
     },
   });
-  // A reader of our output that goes away must not stop the gateway.
-  const say = (text: string) => {
-    try {
-      io.stdout(text);
-    } catch (e) {
-      if (!(e instanceof OutputClosedError)) throw e;
-    }
-  };
+  const say = tolerantStdout(io);
   const unsubscribe = signals(() => {
     say("apf serve: shutting down, letting in-flight requests finish\n");
     void gateway.shutdown();

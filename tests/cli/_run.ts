@@ -38,3 +38,26 @@ export async function readUntil(
     seen.text += value;
   }
 }
+
+const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+
+/** Spawns `apf <args>` with the permissions of its tasks (loopback network only). */
+export function spawnApf(args: string[]) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
+      main,
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  return { child, stdout, stderr, seen: { text: "" } };
+}

@@ -1,28 +1,6 @@
 import assert from "node:assert/strict";
 import { testUpstream } from "../deno/_helpers.ts";
-import { readUntil } from "./_run.ts";
-
-const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
-
-function spawnApf(args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-      main,
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  return { child, stdout, stderr, seen: { text: "" } };
-}
+import { readUntil, spawnApf } from "./_run.ts";
 
 async function stop(p: ReturnType<typeof spawnApf>): Promise<number> {
   try {

@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { COORDINATOR_USAGE, coordinatorCommand } from "../../src/cli/coordinator.ts";
-import { readUntil, run } from "./_run.ts";
-
-const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+import { readUntil, run, spawnApf } from "./_run.ts";
 
 Deno.test("apf coordinator --help and bad options", async () => {
   const help = await run(["coordinator", "--help"]);
@@ -120,25 +118,7 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
 });
 
 Deno.test("apf coordinator, black box: loopback without a token, SIGTERM exits 0", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-      main,
-      "coordinator",
-      "--listen",
-      "127.0.0.1:0",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  const seen = { text: "" };
+  const { child, stdout, stderr, seen } = spawnApf(["coordinator", "--listen", "127.0.0.1:0"]);
   try {
     const [, port] = await readUntil(
       stdout,
