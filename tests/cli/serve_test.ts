@@ -2,9 +2,7 @@ import assert from "node:assert/strict";
 import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
 import { SERVE_USAGE } from "../../src/cli/serve.ts";
 import { sleep, testUpstream } from "../deno/_helpers.ts";
-import { readUntil, run } from "./_run.ts";
-
-const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+import { readUntil, run, spawnApf } from "./_run.ts";
 
 Deno.test("apf serve --help prints the options", async () => {
   const { code, stdout } = await run(["serve", "--help"]);
@@ -75,32 +73,18 @@ Deno.test("listen addresses and upstream URLs", () => {
 
 Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on SIGTERM, exits 0", async () => {
   const upstream = testUpstream({ sleepMs: 300 });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-      main,
-      "serve",
-      "--upstream",
-      upstream.url,
-      "--listen",
-      "127.0.0.1:0",
-      "--admin-listen",
-      "127.0.0.1:0",
-      "--trust-identity-headers",
-      "--request-timeout",
-      "30s",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  const seen = { text: "" };
+  const { child, stdout, stderr, seen } = spawnApf([
+    "serve",
+    "--upstream",
+    upstream.url,
+    "--listen",
+    "127.0.0.1:0",
+    "--admin-listen",
+    "127.0.0.1:0",
+    "--trust-identity-headers",
+    "--request-timeout",
+    "30s",
+  ]);
   try {
     const [, port] = await readUntil(
       stdout,

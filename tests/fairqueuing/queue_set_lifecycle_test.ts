@@ -91,9 +91,28 @@ Deno.test("a signal given as a function is read only when the request has to wai
   controller.abort();
   assert.equal(await second.wait(), "cancelled");
   assert.equal(qs.startRequest({ signal: lazy }).decision, "cancelled", "already aborted");
-  assert.equal(qs.startRequest({ signal: () => undefined }).decision, null, "no signal");
+  const unsignalled = qs.startRequest({ signal: () => undefined });
+  assert.equal(unsignalled.decision, null, "no signal");
   assert.equal(reads, 2);
+  unsignalled.cancel();
+  // A function that fails, or returns something else, leaves nothing waiting.
+  assert.throws(
+    () => qs.startRequest({ signal: () => "nope" as never }),
+    /its signal function must return an AbortSignal, got nope/,
+  );
+  assert.throws(() =>
+    qs.startRequest({
+      signal: () => {
+        throw new Error("bad");
+      },
+    }), /bad/);
+  assert.equal(qs.waitingRequests, 0, "a failed lazy signal leaves nothing waiting");
+  assert.throws(
+    () => qs.startRequest({ signal: 5 as never }),
+    /signal must be an AbortSignal or a function returning one/,
+  );
   first.finish();
+  assert.equal(qs.isIdle, true);
 });
 
 Deno.test("a signal function returning something else throws and leaves nothing waiting", () => {

@@ -171,37 +171,3 @@ Deno.test("exempt sets list their executing requests as unqueued", () => {
   a.finish();
   assert.deepEqual(qs.snapshot({ includeRequests: true }).unqueuedRequests, []);
 });
-
-Deno.test("a lazy signal is read only when the request has to wait", () => {
-  const { qs } = makeSet(queuing(1, 1, 5, 1));
-  let reads = 0;
-  const controller = new AbortController();
-  const lazy = () => {
-    reads++;
-    return controller.signal;
-  };
-  const a = qs.startRequest({ signal: lazy });
-  assert.equal(a.decision, "execute");
-  assert.equal(reads, 0, "admitted at once: never read");
-  const b = qs.startRequest({ signal: lazy });
-  assert.equal(reads, 1);
-  controller.abort();
-  assert.equal(b.decision, "cancelled");
-  assert.throws(
-    () => qs.startRequest({ signal: () => "nope" as never }),
-    /its signal function must return an AbortSignal, got nope/,
-  );
-  assert.throws(() =>
-    qs.startRequest({
-      signal: () => {
-        throw new Error("bad");
-      },
-    }), /bad/);
-  assert.equal(qs.waitingRequests, 0, "a failed lazy signal leaves nothing waiting");
-  assert.throws(
-    () => qs.startRequest({ signal: 5 as never }),
-    /signal must be an AbortSignal or a function returning one/,
-  );
-  a.finish();
-  assert.equal(qs.isIdle, true);
-});
