@@ -56,6 +56,7 @@ export {
 export {
   DEFAULT_GRACE_MS,
   DEFAULT_LEASE_MS,
+  RECLAIMED_LOG_SIZE,
   type Session,
   SessionHost,
   type SessionHostOptions,

@@ -12,13 +12,16 @@
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { LeaseQueue } from "./_lease_queue.ts";
 import { Coalescer } from "./coalescer.ts";
-import type { Coordinator, Seat } from "./types.ts";
+import type { ReclaimedSeatSnapshot, SessionSnapshot, SessionsSnapshot } from "../observe/types.ts";
+import type { Coordinator, Seat, SeatRequest } from "./types.ts";
 import type { WireDecision, WireError, WireOp } from "./wire.ts";
 
 /** Default lease term of a granted seat: 30 s. */
 export const DEFAULT_LEASE_MS = 30_000;
 /** Default time a closed connection's session waits to be resumed: 5 s. */
 export const DEFAULT_GRACE_MS = 5_000;
+/** How many reclaimed seats {@linkcode SessionHost.snapshot} remembers. */
+export const RECLAIMED_LOG_SIZE = 256;
 
 /** Options of {@linkcode SessionHost}. */
 export interface SessionHostOptions {
@@ -53,6 +56,9 @@ interface Entry {
   waiting: AbortController | null;
   seat: Seat | null;
   lease: Timer | null;
+  request: SeatRequest;
+  /** Clock time of the grant. */
+  grantedMs: number;
 }
 
 /** One client's seats and waiting requests. */
@@ -80,6 +86,9 @@ export interface Session {
 interface HostContext {
   coordinator: Coordinator;
   stats: SessionStats;
+  now(): number;
+  /** Records a seat taken back from `session`. */
+  reclaimed(session: SessionImpl, seatId: number, entry: Entry, reason: "expired" | "lost"): void;
   lease(expire: () => void): Timer;
   grace(end: () => void): Timer;
   forget(session: SessionImpl): void;
@@ -94,6 +103,9 @@ class SessionImpl implements Session {
   #decisions: Coalescer<WireDecision>;
   #grace: Timer | null = null;
   #ended = false;
+  /** Seats of this session whose lease ran out, and seats lost with it. */
+  expired = 0;
+  lost = 0;
 
   constructor(host: HostContext, id: string, client: string, out: SessionOutput) {
     this.#host = host;
@@ -148,7 +160,7 @@ class SessionImpl implements Session {
       return;
     }
     const controller = new AbortController();
-    const entry: Entry = { waiting: controller, seat: null, lease: null };
+    const entry: Entry = { waiting: controller, seat: null, lease: null, request, grantedMs: 0 };
     this.#entries.set(id, entry);
     this.#host.coordinator.acquire(request, { signal: controller.signal }).then((a) => {
       entry.waiting = null;
@@ -167,6 +179,7 @@ class SessionImpl implements Session {
         return;
       }
       entry.seat = a.seat;
+      entry.grantedMs = this.#host.now();
       entry.lease = this.#host.lease(() => this.#expire(id, entry));
       this.#decisions.push([id, "admitted", a.waitedMs]);
     }, (e: unknown) => {
@@ -202,6 +215,8 @@ class SessionImpl implements Session {
     this.#entries.delete(id);
     entry.seat?.release();
     this.#host.stats.expired++;
+    this.expired++;
+    this.#host.reclaimed(this, id, entry, "expired");
     this.#decisions.push([id, "expired"]);
   }
 
@@ -211,6 +226,19 @@ class SessionImpl implements Session {
     this.#decisions.clear();
     for (const e of this.#entries.values()) e.waiting?.abort();
     this.#grace = this.#host.grace(() => this.end(true));
+  }
+
+  /** The session's row of `dump_sessions`. */
+  snapshot(): SessionSnapshot {
+    return {
+      id: this.id,
+      client: this.client,
+      state: this.detached ? "detached" : "connected",
+      heldSeats: this.held.length,
+      waitingRequests: this.waiting,
+      expiredSeats: this.expired,
+      lostSeats: this.lost,
+    };
   }
 
   /** True while the session waits in its grace period for its client to resume it. */
@@ -231,12 +259,16 @@ class SessionImpl implements Session {
     this.#ended = true;
     this.#grace?.cancel();
     this.#decisions.flush();
-    for (const e of this.#entries.values()) {
+    for (const [id, e] of this.#entries) {
       e.waiting?.abort();
       e.lease?.cancel();
       if (e.seat !== null) {
         e.seat.release();
-        if (lost) this.#host.stats.lost++;
+        if (lost) {
+          this.#host.stats.lost++;
+          this.lost++;
+          this.#host.reclaimed(this, id, e, "lost");
+        }
       }
     }
     this.#entries.clear();
@@ -273,6 +305,7 @@ export class SessionHost {
   #sessions = new Map<string, SessionImpl>();
   #context: HostContext;
   #leases: LeaseQueue;
+  #reclaimed: ReclaimedSeatSnapshot[] = [];
 
   /**
    * Hosts sessions over `coordinator`.
@@ -297,6 +330,21 @@ export class SessionHost {
     this.#context = {
       coordinator,
       stats: this.stats,
+      now: () => clock.now(),
+      reclaimed: (session, seatId, entry, reason) => {
+        const atMs = clock.now();
+        if (this.#reclaimed.length === RECLAIMED_LOG_SIZE) this.#reclaimed.shift();
+        this.#reclaimed.push({
+          atMs,
+          reason,
+          sessionId: session.id,
+          client: session.client,
+          seatId,
+          priorityLevel: entry.request.priorityLevel,
+          flowSchema: entry.request.flowSchema,
+          heldMs: atMs - entry.grantedMs,
+        });
+      },
       lease: (expire) => leases.add(expire),
       grace: (end) => clock.setTimer(graceMs, end),
       forget: (session) => {
@@ -323,6 +371,24 @@ export class SessionHost {
     // Only a session whose connection closed can be taken over: a live one stays its own.
     if (session === undefined || !session.detached) return null;
     return { session, reclaimed: session.attach(out) };
+  }
+
+  /**
+   * The sessions and the most recently reclaimed seats (`dump_sessions`),
+   * for the debug routes.
+   */
+  snapshot(): SessionsSnapshot {
+    const nowMs = this.#clock.now();
+    return {
+      nowMs,
+      wallClockMs: this.#clock.wallNow?.() ?? nowMs,
+      leaseMs: this.leaseMs,
+      graceMs: this.graceMs,
+      expiredSeats: this.stats.expired,
+      lostSeats: this.stats.lost,
+      sessions: [...this.#sessions.values()].map((s) => s.snapshot()),
+      reclaimed: this.#reclaimed.map((r) => ({ ...r })),
+    };
   }
 
   /** Ends every session (shutdown): their seats go back, their waiters are cancelled. */

@@ -20,7 +20,8 @@ import { constantTimeEqual, ServerConnection } from "../coordinator/server_conne
 import { SessionHost } from "../coordinator/sessions.ts";
 import type { WireConfiguration } from "../coordinator/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
-import { apfAdminRoutes } from "../hono/admin.ts";
+import { apfAdminRoutes, DEBUG_PREFIX } from "../hono/admin.ts";
+import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";
 import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { ListenAddress } from "./gateway_types.ts";
@@ -39,7 +40,9 @@ export interface CoordinatorServerOptions {
   /** Where clients connect (default `127.0.0.1:7070`). */
   listen?: ListenAddress;
   /**
-   * Where the metrics, dumps and `POST /reload` are served (default:
+   * Where the metrics, the dumps (Kubernetes' three plus `dump_sessions`:
+   * client sessions and the seats taken back from them) and `POST /reload`
+   * are served (default:
    * nowhere). With a token they require `Authorization: Bearer <token>`;
    * without one they listen on loopback only.
    */
@@ -255,6 +258,13 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
             authorize: (c) => authorize(c.req.header("Authorization")),
           }),
         )
+        .get(`${DEBUG_PREFIX}/dump_sessions`, (c) => {
+          if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
+          const snapshot = host.snapshot();
+          return c.req.query("format") === "json"
+            ? c.json(dumpSessionsJson(snapshot))
+            : c.text(dumpSessions(snapshot));
+        })
         .post("/reload", async (c) => {
           if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
           try {

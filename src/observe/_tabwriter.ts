@@ -90,3 +90,10 @@ export function tabwrite(text: string, options: TabwriterOptions): string {
   format(0, lines.length);
   return out;
 }
+
+/** Rows of a debug dump: cells joined by `",\t"`, aligned by {@linkcode DUMP_TABWRITER}. */
+export function renderDumpRows(
+  rows: ReadonlyArray<ReadonlyArray<string | number | boolean>>,
+): string {
+  return tabwrite(rows.map((r) => r.join(",\t") + "\n").join(""), DUMP_TABWRITER);
+}

@@ -11,7 +11,7 @@
 import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../_shared/seat_seconds.ts";
 import type { RequestSnapshot } from "../fairqueuing/types.ts";
 import { formatGoDuration, formatRfc3339Nano, GO_ZERO_TIME, wallTimeNs } from "./_go_format.ts";
-import { DUMP_TABWRITER, tabwrite } from "./_tabwriter.ts";
+import { renderDumpRows } from "./_tabwriter.ts";
 import type { CoordinatorSnapshot } from "./types.ts";
 
 /** One row of `dump_priority_levels`. */
@@ -208,11 +208,6 @@ export function dumpRequestsJson(
 
 const ss = (x: number): string => formatSeatSeconds(Math.round(x * SEAT_SECONDS_SCALE));
 
-/** Renders rows of cells the way Kubernetes does: `",\t"`-joined, through the tabwriter. */
-function render(rows: Array<Array<string | number | boolean>>): string {
-  return tabwrite(rows.map((r) => r.join(",\t") + "\n").join(""), DUMP_TABWRITER);
-}
-
 /**
  * `dump_priority_levels` in Kubernetes' text format.
  *
@@ -224,7 +219,7 @@ function render(rows: Array<Array<string | number | boolean>>): string {
  * ```
  */
 export function dumpPriorityLevels(snapshot: CoordinatorSnapshot): string {
-  return render([
+  return renderDumpRows([
     // deno-fmt-ignore
     ["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests"],
     ...dumpPriorityLevelsJson(snapshot).map((r) => Object.values(r)),
@@ -233,7 +228,7 @@ export function dumpPriorityLevels(snapshot: CoordinatorSnapshot): string {
 
 /** `dump_queues` in Kubernetes' text format. */
 export function dumpQueues(snapshot: CoordinatorSnapshot): string {
-  return render([
+  return renderDumpRows([
     // deno-fmt-ignore
     ["PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse", "NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum"],
     ...dumpQueuesJson(snapshot).map((r) => [
@@ -261,7 +256,7 @@ export function dumpRequests(
     // deno-fmt-ignore
     header.push("UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource", "SubResource");
   }
-  return render([
+  return renderDumpRows([
     header,
     ...dumpRequestsJson(snapshot, options).map((r) => {
       const cells: Array<string | number> = [

@@ -40,4 +40,17 @@ export {
   type RequestDumpDetails,
   type RequestDumpRow,
 } from "./dumps.ts";
-export type { CoordinatorSnapshot, DemandSnapshot, PriorityLevelSnapshot } from "./types.ts";
+export {
+  dumpSessions,
+  dumpSessionsJson,
+  type ReclaimedSeatDumpRow,
+  type SessionsDump,
+} from "./session_dumps.ts";
+export type {
+  CoordinatorSnapshot,
+  DemandSnapshot,
+  PriorityLevelSnapshot,
+  ReclaimedSeatSnapshot,
+  SessionSnapshot,
+  SessionsSnapshot,
+} from "./types.ts";

@@ -57,3 +57,61 @@ export interface CoordinatorSnapshot {
   /** Every level, sorted by name. */
   levels: PriorityLevelSnapshot[];
 }
+
+/** One client session of a coordinator server. */
+export interface SessionSnapshot {
+  /** The session's name. */
+  id: string;
+  /** The client's name, from its `hello`. */
+  client: string;
+  /** `connected`, or `detached`: the connection closed and the seats wait for a resume. */
+  state: "connected" | "detached";
+  /** Seats the session holds. */
+  heldSeats: number;
+  /** Requests of the session waiting for a decision. */
+  waitingRequests: number;
+  /** The session's seats whose lease ran out, ever. */
+  expiredSeats: number;
+  /** The session's seats released because it never came back, ever. */
+  lostSeats: number;
+}
+
+/** A seat the coordinator server took back from its holder. */
+export interface ReclaimedSeatSnapshot {
+  /** Clock time of the reclaim (ms, monotonic). */
+  atMs: number;
+  /** Why: its lease ran out, or its session's connection closed and did not come back. */
+  reason: "expired" | "lost";
+  /** The holding session. */
+  sessionId: string;
+  /** The holding client's name. */
+  client: string;
+  /** The seat's id within its session. */
+  seatId: number;
+  /** The seat's priority level. */
+  priorityLevel: string;
+  /** The flow schema its request matched. */
+  flowSchema: string;
+  /** How long it was held, in ms. */
+  heldMs: number;
+}
+
+/** The sessions of a coordinator server and the seats it took back, at one instant. */
+export interface SessionsSnapshot {
+  /** Clock time of the snapshot (ms, monotonic). */
+  nowMs: number;
+  /** Wall-clock time of the snapshot (ms since the Unix epoch), to print times. */
+  wallClockMs: number;
+  /** Lease term of a seat, in ms. */
+  leaseMs: number;
+  /** Grace period of a closed connection's seats, in ms. */
+  graceMs: number;
+  /** Seats taken back because their lease ran out, since the start. */
+  expiredSeats: number;
+  /** Seats released because their session never came back, since the start. */
+  lostSeats: number;
+  /** Every session alive, connected or detached, in the order they opened. */
+  sessions: SessionSnapshot[];
+  /** The most recently reclaimed seats, oldest first (a bounded log). */
+  reclaimed: ReclaimedSeatSnapshot[];
+}

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { SessionHost } from "../../src/coordinator/sessions.ts";
+import { RECLAIMED_LOG_SIZE, SessionHost } from "../../src/coordinator/sessions.ts";
+import { dumpSessions, dumpSessionsJson } from "../../src/observe/session_dumps.ts";
 import type { WireDecision } from "../../src/coordinator/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { configOf, limited } from "./_config.ts";
@@ -147,5 +148,64 @@ Deno.test("cancel leaves a waiting request; initialized gives seats back", async
   assert.throws(() => new SessionHost(coordinator, { leaseMs: 0 }), /leaseMs must be > 0, got 0/);
   host.close();
   assert.equal(levelOf(coordinator).seatsInUse, 0);
+  coordinator.close();
+});
+
+Deno.test("the sessions dump shows each session and the seats taken back, expired and lost", async () => {
+  const { clock, coordinator, host } = setup({ leaseMs: 1000, graceMs: 500 });
+  const a = host.open("gateway-a", { decisions: () => {}, error: () => {} });
+  const b = host.open("gateway-b", { decisions: () => {}, error: () => {} });
+  a.apply([["acquire", 1, req], ["acquire", 2, req]]);
+  b.apply([["acquire", 5, req]]);
+  await settle();
+  clock.advance(300);
+  a.apply([["renew", 2]]);
+  b.detach();
+  let snap = host.snapshot();
+  assert.deepEqual(snap.sessions.map((s) => [s.client, s.state, s.heldSeats]), [
+    ["gateway-a", "connected", 2],
+    ["gateway-b", "detached", 1],
+  ]);
+  clock.advance(500); // b's grace ends: seat 5 lost, held 800 ms
+  clock.advance(200); // a's seat 1 expires at 1000 ms; seat 2 was renewed at 300
+  snap = host.snapshot();
+  assert.equal(snap.expiredSeats, 1);
+  assert.equal(snap.lostSeats, 1);
+  assert.deepEqual(snap.sessions.map((s) => [s.client, s.expiredSeats, s.lostSeats]), [
+    ["gateway-a", 1, 0],
+  ]);
+  assert.deepEqual(
+    snap.reclaimed.map((r) => [r.reason, r.client, r.seatId, r.priorityLevel, r.heldMs]),
+    [["lost", "gateway-b", 5, "queued", 800], ["expired", "gateway-a", 1, "queued", 1000]],
+  );
+  const json = dumpSessionsJson(snap);
+  assert.equal(json.reclaimed[0]!.reclaimedAt, "1970-01-01T00:00:00.8Z");
+  const text = dumpSessions(snap).split("\n");
+  assert.match(text[0]!, /^SessionID,\s+Client,\s+State,\s+HeldSeats,/);
+  assert.match(text[1]!, /^s-[0-9a-f-]+,\s+gateway-a,\s+connected,\s+1,\s+0,\s+1,\s+0\s*$/);
+  assert.equal(text[2], "");
+  assert.match(text[3]!, /^ReclaimedAt,\s+Reason,\s+SessionID,/);
+  assert.match(
+    text[4]!,
+    /^1970-01-01T00:00:00\.8Z,\s+lost,\s+s-\S+,\s+gateway-b,\s+5,\s+queued,\s+queued,\s+800ms\s*$/,
+  );
+  assert.match(text[5]!, /,\s+expired,.*,\s+1s\s*$/);
+  a.end();
+  coordinator.close();
+});
+
+Deno.test("the reclaimed-seat log keeps the most recent entries only", async () => {
+  const { clock, coordinator, host } = setup({ leaseMs: 10 });
+  const s = host.open("a", { decisions: () => {}, error: () => {} });
+  for (let i = 0; i < RECLAIMED_LOG_SIZE + 5; i++) {
+    s.apply([["acquire", i, req]]);
+    await settle();
+    clock.advance(10);
+  }
+  const snap = host.snapshot();
+  assert.equal(snap.expiredSeats, RECLAIMED_LOG_SIZE + 5);
+  assert.equal(snap.reclaimed.length, RECLAIMED_LOG_SIZE);
+  assert.equal(snap.reclaimed[0]!.seatId, 5);
+  s.end();
   coordinator.close();
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { serveCoordinator } from "../../src/deno/mod.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
+import { MAX_FRAME_LENGTH } from "../../src/coordinator/wire.ts";
 
 const TOKEN = "a-long-enough-secret";
 
@@ -106,6 +107,32 @@ Deno.test("the admin routes ask for the token; without one they listen on loopba
   await reload.body?.cancel();
   const ok = await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
   assert.match(await ok.text(), /apf_coordinator_sessions 0/);
+  const deniedDump = await fetch(`${base}/debug/api_priority_and_fairness/dump_sessions`);
+  assert.equal(deniedDump.status, 403);
+  await deniedDump.body?.cancel();
+  const c = await connect(`ws://127.0.0.1:${server.addr.port}/`);
+  c.socket.send(JSON.stringify({ t: "hello", v: [1], token: TOKEN, client: "gw-1", resume: null }));
+  await c.next(1);
+  c.socket.send(JSON.stringify({
+    t: "ops",
+    ops: [["acquire", 1, { priorityLevel: "small", flowSchema: "x" }]],
+  }));
+  await c.next(2);
+  const auth = { headers: { Authorization: `Bearer ${TOKEN}` } };
+  const dump = await fetch(
+    `${base}/debug/api_priority_and_fairness/dump_sessions?format=json`,
+    auth,
+  );
+  const json = await dump.json();
+  assert.equal(json.leaseMs, 30_000);
+  assert.deepEqual(
+    json.sessions.map((r: Record<string, unknown>) => [r.client, r.state, r.heldSeats]),
+    [["gw-1", "connected", 1]],
+  );
+  const text = await fetch(`${base}/debug/api_priority_and_fairness/dump_sessions`, auth);
+  assert.match(await text.text(), /^s-\S+,\s+gw-1,\s+connected,\s+1,/m);
+  c.socket.close();
+  await c.closed;
   const reloaded = await fetch(`${base}/reload`, {
     method: "POST",
     headers: { Authorization: `Bearer ${TOKEN}` },
@@ -223,4 +250,27 @@ Deno.test("a client that stops reading is cut off; its seats follow the grace pe
   } finally {
     client.close();
   }
+});
+
+Deno.test("oversized and binary frames over a real socket get error replies; the session carries on", async () => {
+  await using server = serveCoordinator({ listen: { hostname: "127.0.0.1", port: 0 } });
+  const c = await connect(`ws://127.0.0.1:${server.addr.port}/`);
+  c.socket.send(JSON.stringify({ t: "hello", v: [1], token: null, client: "big", resume: null }));
+  assert.equal((await c.next(1)).t, "welcome");
+  c.socket.send("x".repeat(MAX_FRAME_LENGTH + 1));
+  const tooLarge = await c.next(2);
+  assert.equal(tooLarge.t, "error");
+  assert.equal(tooLarge.code, "too-large");
+  c.socket.send(new Uint8Array([1, 2, 3]));
+  const binary = await c.next(3);
+  assert.equal(binary.code, "malformed");
+  const exempt = { priorityLevel: "exempt", flowSchema: "exempt" };
+  c.socket.send(JSON.stringify({ t: "ops", ops: [["acquire", 1, exempt]] }));
+  const decisions = await c.next(4);
+  assert.deepEqual(decisions.d, [[1, "admitted", 0]]);
+  const metrics = server.metrics.expose();
+  assert.match(metrics, /^apf_coordinator_refused_frames_total\{code="too-large"\} 1$/m);
+  assert.match(metrics, /^apf_coordinator_refused_frames_total\{code="malformed"\} 1$/m);
+  c.socket.close();
+  await c.closed;
 });
