@@ -16,7 +16,7 @@ import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--coordinator ws://HOST:PORT] [--coordinator-token-file F]";
+  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F]";
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -41,6 +41,11 @@ the request timeout gives 504.
                              the one classified with; --config serves the local fallback
                              until it is reached)
   --coordinator-token-file F the coordinator's shared secret
+  --coordinator-policy P     while the coordinator cannot be reached: local (default: a limiter
+                             in this process with a fraction of the server limit), open (admit)
+                             or closed (429, reason unavailable); no request waits past its
+                             queue wait limit plus 1 s either way
+  --fallback-fraction F      the local limiter's fraction of the server limit (default 0.1)
 
 SIGINT or SIGTERM stops accepting connections, lets in-flight requests finish
 and exits 0.
@@ -80,6 +85,8 @@ export async function serveCommand(
       "request-timeout",
       "coordinator",
       "coordinator-token-file",
+      "coordinator-policy",
+      "fallback-fraction",
     ],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
@@ -121,6 +128,24 @@ export async function serveCommand(
   if (coordinatorText !== undefined && !/^wss?:\/\//.test(coordinatorText)) {
     return fail(`--coordinator must be a ws: or wss: URL, got ${JSON.stringify(coordinatorText)}`);
   }
+  const policy = last("coordinator-policy") ?? "local";
+  if (policy !== "local" && policy !== "open" && policy !== "closed") {
+    return fail(
+      `--coordinator-policy must be local, open or closed, got ${JSON.stringify(policy)}`,
+    );
+  }
+  const fractionText = last("fallback-fraction");
+  const fraction = fractionText === undefined ? undefined : Number(fractionText);
+  if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) {
+    return fail(
+      `--fallback-fraction must be a number in (0, 1], got ${JSON.stringify(fractionText)}`,
+    );
+  }
+  if (coordinatorText === undefined) {
+    for (const name of ["coordinator-policy", "fallback-fraction", "coordinator-token-file"]) {
+      if (last(name) !== undefined) return fail(`--${name} needs --coordinator`);
+    }
+  }
   let coordinatorToken: string | null = null;
   const tokenFile = last("coordinator-token-file");
   if (tokenFile !== undefined) {
@@ -139,7 +164,11 @@ export async function serveCommand(
   const remote = coordinatorText === undefined ? null : connectCoordinator(coordinatorText, {
     token: coordinatorToken,
     client: "apf serve",
-    fallback: { configuration: loaded.effective },
+    policy,
+    fallback: {
+      configuration: loaded.effective,
+      ...(fraction !== undefined && { fraction }),
+    },
   });
 
   const gateway = serveGateway({
@@ -156,6 +185,13 @@ export async function serveCommand(
     },
   });
   const say = tolerantStdout(io);
+  const unsubscribeConfiguration = remote?.onConfiguration((c) =>
+    say(
+      `apf serve: coordinator ${coordinatorText} sent its configuration ` +
+        `(${c.objects.length} objects, server concurrency ${c.serverConcurrencyLimit}); ` +
+        `while it is unreachable: policy ${policy}\n`,
+    )
+  );
   const unsubscribe = signals(() => {
     say("apf serve: shutting down, letting in-flight requests finish\n");
     void gateway.shutdown();
@@ -178,6 +214,7 @@ export async function serveCommand(
     return 0;
   } finally {
     unsubscribe();
+    unsubscribeConfiguration?.();
     await gateway.shutdown();
     await remote?.close();
   }

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { testUpstream } from "../deno/_helpers.ts";
+import { sleep, testUpstream } from "../deno/_helpers.ts";
 import { readUntil, spawnApf } from "./_run.ts";
 
-async function stop(p: ReturnType<typeof spawnApf>): Promise<number> {
+type Apf = ReturnType<typeof spawnApf>;
+
+async function stop(p: Apf): Promise<number> {
   try {
     p.child.kill("SIGTERM");
   } catch {
@@ -14,44 +16,117 @@ async function stop(p: ReturnType<typeof spawnApf>): Promise<number> {
   return status.code;
 }
 
-Deno.test("black box: two apf serve gateways share one apf coordinator, and survive it going away", async () => {
-  const upstream = testUpstream({ sleepMs: 5 });
-  const coordinator = spawnApf(["coordinator", "--listen", "127.0.0.1:0"]);
-  const gateways: ReturnType<typeof spawnApf>[] = [];
+const tenants = new URL("./fixtures/tenants.yaml", import.meta.url).pathname;
+
+/** `apf coordinator` holding a level `tenants` of 4 seats (one flow per user). */
+function coordinatorAt(port: number): Apf {
+  return spawnApf([
+    "coordinator",
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--config",
+    tenants,
+    "--mandatory-only",
+    "--server-concurrency",
+    "4",
+  ]);
+}
+
+/** Resolves once `p` has printed `pattern` `times` times (counting from its start). */
+async function printed(p: Apf, pattern: string, times = 1): Promise<void> {
+  const escaped = pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  await readUntil(
+    p.stdout,
+    new RegExp(Array(times).fill(escaped).join("[\\s\\S]*")),
+    p.seen,
+  );
+}
+
+async function get(base: string, path: string, user: string) {
+  const started = Date.now();
+  const res = await fetch(`${base}${path}`, { headers: { "X-Remote-User": user } });
+  await res.body?.cancel();
+  return { res, ms: Date.now() - started };
+}
+
+Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bounded, and they follow their policy while it is gone", async () => {
+  const upstream = testUpstream({ sleepMs: 30 });
+  let coordinator = coordinatorAt(0);
+  const gateways: Apf[] = [];
   try {
     const [, port] = await readUntil(
       coordinator.stdout,
       /listening on ws:\/\/127\.0\.0\.1:(\d+)/,
       coordinator.seen,
     );
-    for (let i = 0; i < 2; i++) {
+    // Gateway a falls back to a local limiter, gateway b refuses while the coordinator is gone.
+    for (const policy of ["local", "closed"]) {
       gateways.push(spawnApf([
         "serve",
         "--upstream",
         upstream.url,
         "--listen",
         "127.0.0.1:0",
+        "--trust-identity-headers",
         "--coordinator",
         `ws://127.0.0.1:${port}`,
+        "--coordinator-policy",
+        policy,
       ]));
     }
-    const ports: string[] = [];
-    for (const g of gateways) {
+    const [a, b] = await Promise.all(gateways.map(async (g) => {
       const [, p] = await readUntil(g.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, g.seen);
-      ports.push(p!);
-    }
-    for (const p of ports) {
-      const res = await fetch(`http://127.0.0.1:${p}/hello`);
-      assert.equal(res.status, 200, await res.text());
-      assert.ok(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"));
-    }
-    // The coordinator goes away: the gateways fall back to their local limiter, without hanging.
+      await printed(g, "sent its configuration");
+      return `http://127.0.0.1:${p}`;
+    })) as [string, string];
+
+    // An elephant floods through a; mice come through b, one request at a time each.
+    let running = true;
+    const elephant = { served: 0, rejected: 0 };
+    const elephantLoops = Array.from({ length: 12 }, async () => {
+      while (running) {
+        const { res } = await get(a, "/big", "elephant");
+        if (res.status === 429) {
+          elephant.rejected++;
+          assert.ok(Number(res.headers.get("Retry-After")) >= 1);
+          await sleep(20);
+        } else {
+          assert.equal(res.status, 200);
+          assert.equal(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
+          elephant.served++;
+        }
+      }
+    });
+    await sleep(100);
+    const mice = await Promise.all([1, 2, 3].map(async (m) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await get(b, "/small", `mouse-${m}`)).res.status);
+      return statuses;
+    }));
+    running = false;
+    await Promise.all(elephantLoops);
+    assert.deepEqual(mice.flat().filter((s) => s !== 200), [], "every mouse request served");
+    assert.ok(elephant.rejected > 0, "the elephant was held to its share");
+    assert.ok(elephant.served > 0);
+    assert.ok(upstream.maxActive <= 4, `the upstream saw ${upstream.maxActive} at once, limit 4`);
+
+    // The coordinator goes away: a serves from its local limiter, b refuses; neither hangs.
     assert.equal(await stop(coordinator), 0);
-    const started = Date.now();
-    const res = await fetch(`http://127.0.0.1:${ports[0]}/again`);
-    assert.equal(res.status, 200, await res.text());
-    assert.ok(Date.now() - started < 5000);
+    await sleep(50);
+    const local = await get(a, "/again", "mouse-1");
+    assert.equal(local.res.status, 200);
+    assert.ok(local.ms < 3000, `answered in ${local.ms} ms`);
+    const closed = await get(b, "/again", "mouse-1");
+    assert.equal(closed.res.status, 429);
+    assert.ok(closed.ms < 3000, `answered in ${closed.ms} ms`);
+
+    // It comes back on the same address: both gateways reconnect and take seats from it again.
+    coordinator = coordinatorAt(Number(port));
+    await readUntil(coordinator.stdout, /listening on ws:/, coordinator.seen);
+    for (const g of gateways) await printed(g, "sent its configuration", 2);
+    assert.equal((await get(b, "/back", "mouse-2")).res.status, 200);
     for (const g of gateways) assert.equal(await stop(g), 0);
+    assert.equal(await stop(coordinator), 0);
   } finally {
     for (const p of [coordinator, ...gateways]) {
       try {

@@ -34,6 +34,27 @@ Deno.test("apf serve refuses bad options with exit 2, before listening", async (
     [["--upstream", "http://x", "--request-timeout", "0s"], "--request-timeout must be"],
     [["--upstream", "http://x", "--server-concurrency", "0"], "--server-concurrency must be"],
     [["--upstream", "http://x", "--bogus"], "unknown option --bogus"],
+    [
+      ["--upstream", "http://x", "--coordinator", "http://c"],
+      "--coordinator must be a ws: or wss:",
+    ],
+    [
+      ["--upstream", "http://x", "--coordinator", "ws://c", "--coordinator-policy", "maybe"],
+      '--coordinator-policy must be local, open or closed, got "maybe"',
+    ],
+    [
+      ["--upstream", "http://x", "--coordinator", "ws://c", "--fallback-fraction", "1.5"],
+      '--fallback-fraction must be a number in (0, 1], got "1.5"',
+    ],
+    [["--upstream", "http://x", "--fallback-fraction", "x"], "--fallback-fraction must be"],
+    [
+      ["--upstream", "http://x", "--coordinator-policy", "open"],
+      "--coordinator-policy needs --coordinator",
+    ],
+    [
+      ["--upstream", "http://x", "--fallback-fraction", "0.5"],
+      "--fallback-fraction needs --coordinator",
+    ],
     [["--upstream", "http://x", "extra"], "unexpected argument extra"],
   ];
   for (const [args, message] of cases) {
