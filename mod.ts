@@ -157,6 +157,7 @@ export {
   type WorkEstimate,
 } from "./src/fairqueuing/mod.ts";
 export {
+  BorrowingController,
   type ClientMessage,
   CLOSE_PROTOCOL_ERROR,
   CLOSE_UNAUTHENTICATED,
@@ -174,6 +175,7 @@ export {
   MAX_NAME_LENGTH,
   negotiateVersion,
   RECLAIMED_LOG_SIZE,
+  type SeatDemandReport,
   ServerConnection,
   type ServerConnectionOptions,
   type ServerMessage,

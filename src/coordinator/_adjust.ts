@@ -39,34 +39,28 @@ export interface BorrowingAdjustment {
   levels: LevelAdjustment[];
 }
 
+/** What the allocation reads and updates of a level: limits, demand statistics, current limit. */
+export type DemandLevel = Pick<Level, "effective" | "limits" | "stats" | "current" | "target">;
+
 /**
- * Adjusts `levels` (every level, quiescing ones included) whose NominalCL
- * sum is `nominalSum`. A level with a pending configuration `change` gets
- * its new limit through it (spec §4.8: `Complete` with the new limit).
+ * Reallocates the current limits of `levels` (every level, quiescing ones
+ * included; their statistics already updated) whose NominalCL sum is
+ * `nominalSum` (spec §6.2); sets each level's `current` and `target`.
  */
-export function adjustLevels(
-  levels: readonly Level[],
+export function allocateLevels(
+  levels: readonly DemandLevel[],
   nominalSum: number,
-  changes: Map<Level, QueueSetConfigChange> | null,
   atMs: number,
 ): BorrowingAdjustment {
-  for (const l of levels) l.stats.update(l.queueSet.resetSeatDemand());
   const inputs = levels.map(borrowingInput);
   const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, nominalSum);
   // Kubernetes reports the first limited level's target for exempt levels (spec §6.2).
   const firstLimited = inputs.find((l) => !l.exempt);
   const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
-  const adjustment: BorrowingAdjustment = {
-    atMs,
-    fairFraction,
-    levels: [],
-  };
+  const adjustment: BorrowingAdjustment = { atMs, fairFraction, levels: [] };
   levels.forEach((l, i) => {
     l.current = currentLimits[i]!;
     l.target = inputs[i]!.exempt ? exemptTarget : borrowingTarget(inputs[i]!);
-    const change = changes?.get(l);
-    if (change !== undefined) change.complete(l.current);
-    else if (!l.queueSet.closed) l.queueSet.setConcurrencyLimit(l.current);
     adjustment.levels.push({
       name: l.effective.name,
       currentLimit: l.current,
@@ -78,4 +72,30 @@ export function adjustLevels(
     });
   });
   return adjustment;
+}
+
+/**
+ * Adjusts `levels` (every level, quiescing ones included) whose NominalCL
+ * sum is `nominalSum`: folds each queue set's demand, allocates, and pushes
+ * the limits into the queue sets. A level with a pending configuration
+ * `change` gets its new limit through it (spec §4.8: `Complete` with the
+ * new limit).
+ */
+export function adjustLevels(
+  levels: readonly Level[],
+  nominalSum: number,
+  changes: Map<Level, QueueSetConfigChange> | null,
+  atMs: number,
+): BorrowingAdjustment {
+  for (const l of levels) l.stats.update(l.queueSet.resetSeatDemand());
+  const adjustment = allocateLevels(levels, nominalSum, atMs);
+  for (const l of levels) pushLimit(l, changes);
+  return adjustment;
+}
+
+/** Gives a level's queue set its current limit (through its pending configuration change, if any). */
+export function pushLimit(level: Level, changes: Map<Level, QueueSetConfigChange> | null): void {
+  const change = changes?.get(level);
+  if (change !== undefined) change.complete(level.current);
+  else if (!level.queueSet.closed) level.queueSet.setConcurrencyLimit(level.current);
 }

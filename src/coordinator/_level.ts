@@ -52,7 +52,9 @@ export function queueSetConfigOf(level: EffectivePriorityLevel, limit: number): 
 }
 
 /** What the borrowing allocation needs to know about a level. */
-export function borrowingInput(level: Level): BorrowingLevel {
+export function borrowingInput(
+  level: Pick<Level, "effective" | "limits" | "stats" | "current">,
+): BorrowingLevel {
   return {
     exempt: level.effective.type === "Exempt",
     nominal: level.limits.nominal,

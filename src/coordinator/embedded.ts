@@ -13,7 +13,8 @@ import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
 import type { QueueSetObserver, SnapshotOptions, StartRequestInit } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
-import { adjustLevels, type BorrowingAdjustment } from "./_adjust.ts";
+import { adjustLevels, type BorrowingAdjustment, pushLimit } from "./_adjust.ts";
+import type { SeatDemandReport } from "./borrowing_controller.ts";
 import { type Level, newLevel, queueSetConfigOf } from "./_level.ts";
 import { EmbeddedSeat } from "./_seat.ts";
 import { DroppedRequestsTracker } from "./retry_after.ts";
@@ -55,6 +56,20 @@ export interface EmbeddedCoordinatorOptions {
   onError?: (error: unknown) => void;
   /** Told about every borrowing adjustment (after configuration and every 10 s). */
   onAdjust?: (adjustment: BorrowingAdjustment) => void;
+  /**
+   * The levels this coordinator holds queue sets for (default: every level).
+   * Limits are still computed over the whole configuration; a request for
+   * another level is `unavailable`. A Cloudflare level object holds one.
+   */
+  levels?: readonly string[];
+  /**
+   * Who runs the borrowing adjustment (spec §6): `"timer"` (default), this
+   * coordinator every 10 s; `"external"`, a controller that reads
+   * {@linkcode EmbeddedCoordinator.collectSeatDemand} and pushes
+   * {@linkcode EmbeddedCoordinator.setCurrentLimits} (levels keep their
+   * limits until it does).
+   */
+  borrowing?: "timer" | "external";
 }
 
 /**
@@ -81,6 +96,8 @@ export class EmbeddedCoordinator implements Coordinator {
   #timer: Timer | null = null;
   #closed = false;
   #reap = (): void => this.#reapQuiescing();
+  #served: ReadonlySet<string> | null;
+  #external: boolean;
   #init: { [K in keyof StartRequestInit]: StartRequestInit[K] | undefined } = {};
 
   /**
@@ -92,8 +109,22 @@ export class EmbeddedCoordinator implements Coordinator {
   constructor(config: EffectiveConfiguration, options: EmbeddedCoordinatorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#options = options;
+    this.#served = options.levels === undefined ? null : new Set(options.levels);
+    this.#external = options.borrowing === "external";
+    if (options.borrowing !== undefined && !["timer", "external"].includes(options.borrowing)) {
+      throw new TypeError(
+        `Cannot create the coordinator: borrowing must be "timer" or "external", got ${
+          JSON.stringify(options.borrowing)
+        }`,
+      );
+    }
+    if (this.#served !== null && !this.#external) {
+      throw new TypeError(
+        'Cannot create the coordinator: holding some levels only needs borrowing: "external" (the allocation needs every level\'s demand)',
+      );
+    }
     this.#apply(config);
-    this.#schedule();
+    if (!this.#external) this.#schedule();
   }
 
   /** The configuration in force. */
@@ -184,9 +215,52 @@ export class EmbeddedCoordinator implements Coordinator {
    * Runs the borrowing adjustment now (spec §6): folds each level's seat
    * demand since the last one into its statistics and reallocates current
    * limits. The coordinator runs it every 10 s by itself.
+   *
+   * @throws {TypeError} when the borrowing is external.
    */
   adjustLimits(): BorrowingAdjustment {
+    if (this.#external) {
+      throw new TypeError("Cannot adjust the limits here: a controller does (borrowing: external)");
+    }
     return this.#adjust(null);
+  }
+
+  /**
+   * For an external controller: each held level's seat demand since the
+   * previous call (or since the last adjustment), which starts a new period,
+   * and whether the level is idle. The statistics shown by `snapshot()` are
+   * updated with it too.
+   */
+  collectSeatDemand(): SeatDemandReport[] {
+    const reports: SeatDemandReport[] = [];
+    for (const l of this.#levels.values()) {
+      const demand = l.queueSet.resetSeatDemand();
+      l.stats.update(demand);
+      reports.push({ level: l.effective.name, demand, idle: l.queueSet.isIdle });
+    }
+    return reports;
+  }
+
+  /**
+   * For an external controller: sets the current limits of the held levels
+   * named in `limits` (others are ignored). Every value is checked first.
+   *
+   * @throws {RangeError} when a value is not an integer >= 0; nothing changes then.
+   */
+  setCurrentLimits(limits: Readonly<Record<string, number>>): void {
+    for (const [name, v] of Object.entries(limits)) {
+      if (!(Number.isInteger(v) && v >= 0)) {
+        throw new RangeError(
+          `Cannot set the current limit of ${name}: it must be an integer >= 0, got ${v}`,
+        );
+      }
+    }
+    for (const [name, v] of Object.entries(limits)) {
+      const level = this.#levels.get(name);
+      if (level === undefined) continue;
+      level.current = v;
+      pushLimit(level, null);
+    }
   }
 
   /** Every level's limits, demand and queue set (with requests when asked), sorted by name. */
@@ -251,7 +325,9 @@ export class EmbeddedCoordinator implements Coordinator {
     const limits = computeLevelLimits(all.map((pl) => pl.object), next.serverConcurrencyLimit);
     const changes = new Map<Level, QueueSetConfigChange>();
     const fresh: Level[] = [];
+    const served = this.#served;
     next.priorityLevels.forEach((pl, i) => {
+      if (served !== null && !served.has(pl.name)) return;
       const old = this.#levels.get(pl.name);
       if (old !== undefined) {
         changes.set(old, old.queueSet.beginConfigure(queueSetConfigOf(pl, old.current)));
@@ -272,6 +348,7 @@ export class EmbeddedCoordinator implements Coordinator {
     const levels = new Map<string, Level>();
     let freshIndex = 0;
     all.forEach((pl, i) => {
+      if (served !== null && !served.has(pl.name)) return;
       const old = this.#levels.get(pl.name);
       const level = old ?? fresh[freshIndex++]!;
       if (old !== undefined && old.effective.type !== pl.type) {
@@ -300,6 +377,11 @@ export class EmbeddedCoordinator implements Coordinator {
   // ---- borrowing ----------------------------------------------------------
 
   #adjust(changes: Map<Level, QueueSetConfigChange> | null): BorrowingAdjustment {
+    if (this.#external) {
+      // The controller allocates: levels keep their limits (new ones their initial one) until it does.
+      for (const l of this.#levels.values()) pushLimit(l, changes);
+      return { atMs: this.#clock.now(), fairFraction: this.#fairFraction, levels: [] };
+    }
     const adjustment = adjustLevels(
       [...this.#levels.values()],
       this.#nominalSum,

@@ -80,3 +80,4 @@ export {
   type UnreachablePolicy,
 } from "./client.ts";
 export { effectiveFromWire } from "./wire_configuration.ts";
+export { BorrowingController, type SeatDemandReport } from "./borrowing_controller.ts";
