@@ -157,14 +157,31 @@ export class EmbeddedCoordinator implements Coordinator {
    * latest; rejects only for a malformed request.
    */
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
+    try {
+      const admission = this.begin(request, options);
+      return admission instanceof Promise ? admission : Promise.resolve(admission);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * {@linkcode EmbeddedCoordinator.acquire}, but the admission comes back as
+   * a value when it is decided at once (admitted, or rejected without
+   * queuing), and as a promise only when the request waits in a queue: a
+   * batching host answers the first kind in the same message.
+   *
+   * @throws {TypeError} or {RangeError} for a malformed request.
+   */
+  begin(request: SeatRequest, options?: AcquireOptions): Admission | Promise<Admission> {
     if (typeof request !== "object" || request === null) {
-      return Promise.reject(
-        new TypeError(`Cannot acquire a seat: request must be an object, got ${String(request)}`),
+      throw new TypeError(
+        `Cannot acquire a seat: request must be an object, got ${String(request)}`,
       );
     }
     const name = request.priorityLevel;
     const level = this.#closed ? undefined : this.#levels.get(name);
-    if (level === undefined) return Promise.resolve(this.#rejection(name, "unavailable"));
+    if (level === undefined) return this.#rejection(name, "unavailable");
     // One scratch object for every start: the queue set reads it and keeps nothing of it.
     const init = this.#init;
     const hash = request.flowHash;
@@ -185,21 +202,15 @@ export class EmbeddedCoordinator implements Coordinator {
     let r;
     try {
       r = level.queueSet.startRequest(init as StartRequestInit);
-    } catch (e) {
-      return Promise.reject(e);
     } finally {
       init.signal = undefined;
       init.descriptor = undefined;
     }
     const decision = r.decision;
     if (decision === "execute") {
-      return Promise.resolve({
-        admitted: true,
-        seat: new EmbeddedSeat(level, r, this.#reap),
-        waitedMs: 0,
-      });
+      return { admitted: true, seat: new EmbeddedSeat(level, r, this.#reap), waitedMs: 0 };
     }
-    if (decision !== null) return Promise.resolve(this.#rejection(name, decision));
+    if (decision !== null) return this.#rejection(name, decision);
     return r.wait().then((d): Admission =>
       d === "execute"
         ? {
