@@ -41,6 +41,21 @@ export class LeaseQueue {
     return lease;
   }
 
+  /** Ends every lease that is due now (what the timer does; for hosts with their own alarms). */
+  expireDue(): void {
+    this.#timer?.cancel();
+    this.#fire();
+  }
+
+  /** Clock time the next live lease falls due, or `null` when there is none. */
+  nextDue(): number | null {
+    for (let i = this.#head; i < this.#leases.length; i++) {
+      const lease = this.#leases[i]!;
+      if (lease.expire !== null) return lease.due;
+    }
+    return null;
+  }
+
   /** Drops every lease and the timer. */
   close(): void {
     this.#timer?.cancel();

@@ -391,6 +391,16 @@ export class SessionHost {
     };
   }
 
+  /** Takes back every seat whose lease is due now (for hosts with their own alarms). */
+  expireDue(): void {
+    this.#leases.expireDue();
+  }
+
+  /** Clock time of the next lease to fall due, or `null` when no seat is leased. */
+  nextLeaseDue(): number | null {
+    return this.#leases.nextDue();
+  }
+
   /** Ends every session (shutdown): their seats go back, their waiters are cancelled. */
   close(): void {
     for (const session of [...this.#sessions.values()]) session.end();

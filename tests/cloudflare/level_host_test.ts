@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { LevelHost, type LevelUpdate } from "../../src/cloudflare/_level_host.ts";
+import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { limited } from "../coordinator/_config.ts";
+
+const wire = (queueLengthLimit = 2): WireConfiguration => ({
+  serverConcurrencyLimit: 10,
+  mandatoryOnly: true,
+  objects: [limited("q", { shares: 95, queuing: { queues: 1, handSize: 1, queueLengthLimit } })],
+});
+
+function setup(options: { leaseMs?: number } = {}) {
+  const clock = new FakeEventClock();
+  const host = new LevelHost({ clock, livenessIntervalMs: 100, leaseMs: options.leaseMs ?? 1000 });
+  const update = (u: Partial<LevelUpdate> = {}) =>
+    host.update("q", { version: 1, configuration: wire(), limits: { q: 2 }, ...u });
+  return { clock, host, update };
+}
+
+const req = { priorityLevel: "q", flowSchema: "q" };
+
+async function settle() {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}
+
+function levelOf(host: LevelHost) {
+  return host.snapshot().levels.find((l) => l.name === "q")!;
+}
+
+Deno.test("a level host serves its level at the limits the controller pushed", async () => {
+  const { host, update } = setup();
+  await assert.rejects(host.acquire(req), /the level has no configuration/);
+  update();
+  assert.equal(host.level, "q");
+  assert.equal(levelOf(host).currentLimit, 2);
+  assert.deepEqual(host.snapshot().levels.map((l) => l.name), ["q"], "only its own level");
+  const a = await host.acquire(req);
+  const b = await host.acquire(req);
+  assert.ok(a.admitted && b.admitted);
+  const queued = host.acquire(req);
+  await settle();
+  assert.equal(levelOf(host).queueSet.waitingRequests, 1);
+  host.release(a.seatId, 12);
+  host.release(a.seatId); // idempotent
+  const c = await queued;
+  assert.ok(c.admitted && c.leaseMs === 1000);
+  const other = await host.acquire({ priorityLevel: "other", flowSchema: "x" });
+  assert.equal(!other.admitted && other.reason, "unavailable");
+  await assert.rejects(
+    host.acquire({ priorityLevel: "q", flowSchema: "q", waitLimitMs: -5 } as never),
+    /Cannot acquire a seat: invalid request at waitLimitMs/,
+  );
+  update({ version: 1, configuration: null, limits: { q: 5, other: 1 } });
+  assert.equal(levelOf(host).currentLimit, 5);
+  update({ version: 2, configuration: wire(3), limits: { q: 5 } });
+  assert.equal(host.version, 2);
+  update({ version: 1, configuration: wire(9), limits: { q: 3 } }); // older: ignored whole
+  assert.equal(host.version, 2);
+  assert.equal(levelOf(host).currentLimit, 5);
+  assert.throws(
+    () => update({ version: 3, configuration: { ...wire(), serverConcurrencyLimit: -1 } }),
+    /configuration version 3: it is invalid/,
+  );
+  assert.equal(host.version, 2, "refused whole");
+  assert.throws(
+    () => host.update("z", { version: 9, configuration: null, limits: {} }),
+    /for level "z"/,
+  );
+  host.release(b.seatId);
+  host.release(c.seatId);
+  assert.equal(levelOf(host).queueSet.seatsInUse, 0);
+  assert.equal(host.stats.granted, 3);
+  host.close();
+});
+
+Deno.test("a queued caller that goes away is dropped before its grant", async () => {
+  const { clock, host, update } = setup();
+  update();
+  const held = [await host.acquire(req), await host.acquire(req)];
+  let alive = true;
+  const pending = host.acquire(req, { alive: () => alive });
+  await settle();
+  clock.advance(100);
+  await settle();
+  assert.equal(levelOf(host).queueSet.waitingRequests, 1, "still there while alive");
+  alive = false;
+  clock.advance(100);
+  await settle();
+  const a = await pending;
+  assert.equal(!a.admitted && a.reason, "cancelled");
+  assert.equal(levelOf(host).queueSet.waitingRequests, 0);
+  assert.equal(host.stats.abandoned, 1);
+  // A pulse that throws (the caller's context is gone) counts as gone too.
+  const throwing = host.acquire(req, {
+    alive: () => {
+      throw new Error("execution context no longer running");
+    },
+  });
+  await settle();
+  clock.advance(100);
+  await settle();
+  assert.equal(!(await throwing).admitted, true);
+  for (const s of held) if (s.admitted) host.release(s.seatId);
+  host.close();
+});
+
+Deno.test("a caller gone at its grant gets no seat: it goes back at once", async () => {
+  const { host, update } = setup();
+  update();
+  const held = await host.acquire(req);
+  await host.acquire(req);
+  let alive = true;
+  const pending = host.acquire(req, { alive: () => Promise.resolve(alive) });
+  await settle();
+  alive = false;
+  assert.ok(held.admitted);
+  host.release(held.seatId); // dispatches the queued request to a caller found gone
+  const a = await pending;
+  await settle();
+  assert.equal(!a.admitted && a.reason, "cancelled");
+  assert.equal(levelOf(host).queueSet.seatsInUse, 1, "only the other held seat");
+  assert.equal(host.stats.abandoned, 1);
+  host.close();
+});
+
+Deno.test("seats neither released nor renewed expire; the alarm's sweep takes back what is due", async () => {
+  const { clock, host, update } = setup({ leaseMs: 1000 });
+  update();
+  assert.equal(host.nextLeaseDue(), null);
+  const a = await host.acquire(req);
+  const b = await host.acquire(req);
+  assert.ok(a.admitted && b.admitted);
+  assert.equal(host.nextLeaseDue(), 1000);
+  clock.advance(600);
+  assert.equal(host.renew(b.seatId), true);
+  clock.advance(400);
+  await settle();
+  assert.equal(levelOf(host).queueSet.seatsInUse, 1, "a expired, b renewed");
+  assert.equal(host.renew(a.seatId), false);
+  assert.equal(host.nextLeaseDue(), 1600);
+  host.expireDue(); // nothing due yet
+  assert.equal(levelOf(host).queueSet.seatsInUse, 1);
+  const sessions = host.sessionsSnapshot()!;
+  assert.equal(sessions.expiredSeats, 1);
+  assert.deepEqual(sessions.reclaimed.map((r) => [r.reason, r.client, r.priorityLevel]), [
+    ["expired", "rpc", "q"],
+  ]);
+  host.release(b.seatId);
+  host.close();
+});
+
+Deno.test("WebSocket clients speak protocol v1 to the level object and hear new configurations", async () => {
+  const { host, update } = setup();
+  assert.throws(() => host.connect(() => {}, () => {}), /no configuration/);
+  update();
+  const sent: Record<string, unknown>[] = [];
+  const conn = host.connect((t) => sent.push(JSON.parse(t)), () => {});
+  conn.receive(
+    JSON.stringify({ t: "hello", v: [1], token: null, client: "deno-app", resume: null }),
+  );
+  assert.equal(sent[0]!.t, "welcome");
+  conn.receive(JSON.stringify({ t: "ops", ops: [["acquire", 1, req], ["acquire", 2, req]] }));
+  await settle();
+  assert.deepEqual(sent[1], { t: "decisions", d: [[1, "admitted", 0], [2, "admitted", 0]] });
+  update({ version: 2, configuration: wire(7), limits: { q: 2 } });
+  assert.equal(sent[2]!.t, "config");
+  conn.closed();
+  host.close();
+  assert.equal(levelOf(host).queueSet.seatsInUse, 0);
+});
