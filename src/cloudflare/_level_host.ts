@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { EffectiveConfiguration } from "../config/effective.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import { ServerConnection } from "../coordinator/server_connection.ts";
@@ -66,6 +67,11 @@ export interface LevelHostOptions {
   livenessIntervalMs?: number;
   /** The shared secret WebSocket clients present, or `null`. */
   token?: string | null;
+  /**
+   * Turns a pushed configuration into the effective one (default
+   * `effectiveFromWire`: merged with the built-in objects); `null` refuses it.
+   */
+  resolve?: (configuration: WireConfiguration) => EffectiveConfiguration | null;
 }
 
 interface Waiter {
@@ -141,7 +147,7 @@ export class LevelHost {
     }
     if (update.version < this.#version) return;
     if (update.configuration !== null && update.version > this.#version) {
-      const config = effectiveFromWire(update.configuration);
+      const config = (this.#options.resolve ?? effectiveFromWire)(update.configuration);
       if (config === null) {
         throw new TypeError(`Cannot apply configuration version ${update.version}: it is invalid`);
       }
@@ -182,8 +188,8 @@ export class LevelHost {
   /**
    * Asks for a seat. `liveness` (the caller's pulse) is checked every
    * `livenessIntervalMs` while the request waits and once more when it is
-   * granted: a caller found gone is dropped (`cancelled`) and its seat, if
-   * any, goes back at once.
+   * granted after waiting: a caller found gone is dropped (`cancelled`) and
+   * its seat, if any, goes back at once.
    *
    * Rejects with a `TypeError` or `RangeError` when the request is malformed
    * or the object has no configuration yet.
@@ -206,11 +212,13 @@ export class LevelHost {
       this.#waiters.set(id, { resolve, reject });
     });
     rpc.apply([["acquire", id, request]]);
-    if (liveness === undefined) return decided.then((a) => this.#count(a));
+    // Only a queued request has a caller to watch: one decided at once is answered now.
+    if (liveness === undefined || !rpc.isWaiting(id)) return decided.then((a) => this.#count(a));
     const watch = this.#watch(id, liveness);
     return decided.then(async (a) => {
       watch.cancel();
-      if (!a.admitted || (await isAlive(liveness))) return this.#count(a);
+      // Only a caller that waited may have gone meanwhile; one admitted at once just called.
+      if (!a.admitted || a.waitedMs === 0 || (await isAlive(liveness))) return this.#count(a);
       this.release(id);
       this.stats.abandoned++;
       return { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
@@ -334,6 +342,7 @@ export class LevelHost {
     let timer: Timer | null = null;
     let stopped = false;
     const tick = async () => {
+      timer = null;
       if (stopped || !this.#waiters.has(id)) return;
       if (!(await isAlive(liveness))) {
         if (!this.#waiters.has(id)) return;
@@ -343,7 +352,8 @@ export class LevelHost {
       }
       if (!stopped) timer = this.#clock.setTimer(interval, tick);
     };
-    timer = this.#clock.setTimer(interval, tick);
+    // A first look at once: a caller already gone (its signal aborted) does not queue (spec §7.1).
+    void tick();
     return {
       cancel: () => {
         stopped = true;

@@ -13,7 +13,8 @@ import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { LeaseQueue } from "./_lease_queue.ts";
 import { Coalescer } from "./coalescer.ts";
 import type { ReclaimedSeatSnapshot, SessionSnapshot, SessionsSnapshot } from "../observe/types.ts";
-import type { Coordinator, Seat, SeatRequest } from "./types.ts";
+import type { EmbeddedCoordinator } from "./embedded.ts";
+import type { Admission, Coordinator, Seat, SeatRequest } from "./types.ts";
 import type { WireDecision, WireError, WireOp } from "./wire.ts";
 
 /** Default lease term of a granted seat: 30 s. */
@@ -71,6 +72,8 @@ export interface Session {
   readonly held: number[];
   /** Requests of the session still waiting for a decision. */
   readonly waiting: number;
+  /** True while acquire `id` waits in a queue for its decision. */
+  isWaiting(id: number): boolean;
   /** Applies a batch of operations, in order (`PROTOCOL.md`, "Operations"). */
   apply(ops: readonly WireOp[]): void;
   /**
@@ -162,7 +165,7 @@ class SessionImpl implements Session {
     const controller = new AbortController();
     const entry: Entry = { waiting: controller, seat: null, lease: null, request, grantedMs: 0 };
     this.#entries.set(id, entry);
-    this.#host.coordinator.acquire(request, { signal: controller.signal }).then((a) => {
+    const decided = (a: Admission): void => {
       entry.waiting = null;
       if (this.#entries.get(id) !== entry) {
         if (a.admitted) a.seat.release();
@@ -182,13 +185,32 @@ class SessionImpl implements Session {
       entry.grantedMs = this.#host.now();
       entry.lease = this.#host.lease(() => this.#expire(id, entry));
       this.#decisions.push([id, "admitted", a.waitedMs]);
-    }, (e: unknown) => {
+    };
+    const failed = (e: unknown): void => {
       this.#entries.delete(id);
       this.#out?.error({
         code: "invalid-request",
         message: e instanceof Error ? e.message : String(e),
       }, id);
-    });
+    };
+    // A coordinator that can answer at once (the embedded one) does: only queued requests wait.
+    const coordinator = this.#host.coordinator as Coordinator & Partial<EmbeddedCoordinator>;
+    let result: Admission | Promise<Admission>;
+    try {
+      result = coordinator.begin !== undefined
+        ? coordinator.begin(request, { signal: controller.signal })
+        : coordinator.acquire(request, { signal: controller.signal });
+    } catch (e) {
+      failed(e);
+      return;
+    }
+    if (result instanceof Promise) result.then(decided, failed);
+    else decided(result);
+  }
+
+  /** True while acquire `id` waits in a queue for its decision. */
+  isWaiting(id: number): boolean {
+    return this.#entries.get(id)?.waiting != null;
   }
 
   /** Ends a held seat with `how`; unknown or waiting ids are left alone (idempotent). */

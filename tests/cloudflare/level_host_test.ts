@@ -106,7 +106,7 @@ Deno.test("a queued caller that goes away is dropped before its grant", async ()
 });
 
 Deno.test("a caller gone at its grant gets no seat: it goes back at once", async () => {
-  const { host, update } = setup();
+  const { clock, host, update } = setup();
   update();
   const held = await host.acquire(req);
   await host.acquire(req);
@@ -114,6 +114,7 @@ Deno.test("a caller gone at its grant gets no seat: it goes back at once", async
   const pending = host.acquire(req, { alive: () => Promise.resolve(alive) });
   await settle();
   alive = false;
+  clock.advance(50); // it waited (the next pulse would come at 100 ms)
   assert.ok(held.admitted);
   host.release(held.seatId); // dispatches the queued request to a caller found gone
   const a = await pending;
