@@ -347,6 +347,27 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "serveGateway",
     ],
   },
+  "./cloudflare": {
+    file: "src/cloudflare/mod.ts",
+    names: [
+      "ApfEnv",
+      "CONTROLLER_NAME",
+      "CallerLiveness",
+      "ConfigurationSource",
+      "ControllerObject",
+      "LevelAdmission",
+      "LevelUpdate",
+      "Liveness",
+      "PriorityLevelObject",
+      "SeatTarget",
+      "StoredConfiguration",
+      "WorkerCoordinator",
+      "WorkerCoordinatorOptions",
+      "WorkerCoordinatorStats",
+      "cloudflareCoordinator",
+      "configurationFromEnv",
+    ],
+  },
   "./cli": {
     file: "src/cli/mod.ts",
     names: [

@@ -29,7 +29,16 @@ import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts"
 
 /** A queued caller's pulse: resolving `false`, throwing or rejecting means it is gone. */
 export interface Liveness {
+  /** True while the caller still wants its seat. */
   alive(): boolean | Promise<boolean>;
+}
+
+/** A WebSocket client's connection to a level object. */
+export interface LevelConnection {
+  /** Hands over a frame the socket received. */
+  receive(data: unknown): void;
+  /** The socket closed: the session keeps its seats for the grace period. */
+  closed(): void;
 }
 
 /** An admission as a level object answers it: the seat is an id. */
@@ -267,7 +276,10 @@ export class LevelHost {
    *
    * @throws {TypeError} when the object has no configuration yet.
    */
-  connect(send: (text: string) => void, close: (code: number, reason: string) => void) {
+  connect(
+    send: (text: string) => void,
+    close: (code: number, reason: string) => void,
+  ): LevelConnection {
     const host = this.#host;
     if (host === null) {
       throw new TypeError("Cannot accept a connection: the level has no configuration");

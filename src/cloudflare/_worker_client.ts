@@ -65,6 +65,8 @@ export interface WorkerCoordinatorOptions {
   deadlineMarginMs?: number;
   /** How old the controller's configuration may get before it is fetched again (default 10 s). */
   configurationRefreshMs?: number;
+  /** How long the first requests wait for the controller's configuration, in ms (default 2,000). */
+  readyTimeoutMs?: number;
   /** The clock (default: the system clock). */
   clock?: Clock;
 }
@@ -121,6 +123,7 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
   #clock: Clock;
   #marginMs: number;
   #refreshMs: number;
+  #readyTimeoutMs: number;
   #fallback: Fallback;
   #configuration: WireConfiguration | null = null;
   #version = -1;
@@ -130,6 +133,12 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
   #held = new Map<number, Held>();
   #nextId = 0;
 
+  /**
+   * Seats from `level(name)`'s object; configuration from `controller`
+   * (or none); `liveness(signal)` makes the pulse handed with each acquire.
+   *
+   * @throws {TypeError} or {RangeError} for an invalid option.
+   */
   constructor(
     level: (name: string) => LevelRpc,
     controller: ControllerRpc | null,
@@ -156,6 +165,7 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
     this.#clock = options.clock ?? systemClock;
     this.#marginMs = options.deadlineMarginMs ?? 1_000;
     this.#refreshMs = options.configurationRefreshMs ?? 10_000;
+    this.#readyTimeoutMs = options.readyTimeoutMs ?? 2_000;
     this.#fallback = new Fallback(
       policy,
       fraction,
@@ -173,6 +183,23 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
   onConfiguration(listener: (configuration: WireConfiguration) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Resolves once the controller's configuration is in, or after
+   * `readyTimeoutMs` (default 2 s) without it: the middleware then
+   * classifies with its local configuration. `apf()` waits for it before
+   * the first requests of an isolate.
+   */
+  ready(): Promise<void> {
+    if (this.#configuration !== null || this.#controller === null) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = this.#clock.setTimer(this.#readyTimeoutMs, resolve);
+      void this.refreshConfiguration().then(() => {
+        timer.cancel();
+        resolve();
+      });
+    });
   }
 
   /**

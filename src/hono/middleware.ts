@@ -83,10 +83,16 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   let classifier = new Classifier(configuration);
   // A remote coordinator is the one source of truth: classify with what it sends.
   const source = options.coordinator;
+  // A source that can say when its first configuration is in: requests wait for it, bounded.
+  let first: (() => Promise<void>) | null = isConfigurationSource(source) &&
+      typeof source.ready === "function"
+    ? source.ready.bind(source)
+    : null;
   const unsubscribe = isConfigurationSource(source)
     ? subscribe(source, (effective) => {
       current = effective;
       classifier = new Classifier(effective);
+      first = null;
     })
     : () => {};
   const describer = new RequestInfoResolver(
@@ -117,6 +123,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   const anonymous = anonymousUser();
 
   const middleware = async function apf(c: Context<E>, next: () => Promise<void>) {
+    if (first !== null) await first();
     const raw = c.req.raw;
     let user: UserInfo = anonymous;
     if (identify !== undefined) {
@@ -218,6 +225,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
 interface ConfigurationSource {
   readonly configuration: WireConfiguration | null;
   onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
+  /** Resolves once the first configuration arrived, or the source gave up waiting for it. */
+  ready?(): Promise<void>;
 }
 
 function isConfigurationSource(c: Coordinator | undefined): c is Coordinator & ConfigurationSource {

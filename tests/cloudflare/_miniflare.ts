@@ -89,6 +89,28 @@ export type ProxiedStub<T> = Omit<RpcStub<T>, typeof Symbol.dispose>;
 
 let bundling: Promise<unknown> = Promise.resolve();
 
+const root = new URL("../../", import.meta.url);
+const packageExports: Record<string, string> = JSON.parse(
+  Deno.readTextFileSync(new URL("deno.json", root)),
+).exports;
+
+/**
+ * Resolves this package's own name (`@apf/edge`, `@apf/edge/hono`, …) to its
+ * sources through deno.json `exports`, as a Worker that installed the
+ * package from JSR would get them.
+ */
+const selfImports: esbuild.Plugin = {
+  name: "apf-edge-self",
+  setup(build) {
+    build.onResolve({ filter: /^@apf\/edge(\/|$)/ }, (args) => {
+      const entry = "." + args.path.slice("@apf/edge".length);
+      const target = packageExports[entry];
+      if (target === undefined) return { errors: [{ text: `@apf/edge has no export ${entry}` }] };
+      return { path: fileURLToPath(new URL(target, root)) };
+    });
+  },
+};
+
 /**
  * Bundles `entry` and its imports (relative modules, npm packages of `node_modules` such as
  * `hono` and `zod`) into one ES module, the way wrangler 4 does: target `es2024` unless told
@@ -109,6 +131,7 @@ export function bundleWorker(entry: URL, target = "es2024"): Promise<string> {
         external: ["cloudflare:*", "node:*"],
         keepNames: true,
         logLevel: "silent",
+        plugins: [selfImports],
       });
       return result.outputFiles[0]!.text;
     } finally {

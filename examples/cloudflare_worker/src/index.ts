@@ -1,0 +1,91 @@
+/**
+ * A Hono app on Cloudflare Workers with API Priority and Fairness in front
+ * of every route. Seats live in Durable Objects: one `PriorityLevelObject`
+ * per priority level, and a `ControllerObject` that lends seats between
+ * levels every 10 s. Requests are classified here, in the Worker.
+ *
+ * Identity comes from an API key (`X-Api-Key`, looked up below; a real app
+ * would use its own auth). Without a key a request is anonymous: one flow
+ * per client address (`CF-Connecting-IP`), in `system:unauthenticated`.
+ *
+ * Routes:
+ * - `GET /` and `GET /slow?ms=N`: the app (`/slow` holds its seat N ms).
+ * - `GET /apf/ws?level=NAME`: a WebSocket for `connectCoordinator()` from a
+ *   Deno or Deno Deploy app (protocol v1; the token is `APF_TOKEN`).
+ * - `PUT /apf/config` (manifests in the body) and `POST /apf/adjust`: for
+ *   operators, with `Authorization: Bearer $APF_TOKEN`.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import { apf, type ApfEnv as ApfVariables } from "@apf/edge/hono";
+import { type ApfEnv, cloudflareCoordinator, configurationFromEnv } from "@apf/edge/cloudflare";
+
+// The Durable Object classes must be exported by the Worker's entry module.
+export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
+
+type Env = ApfEnv & { API_KEYS?: string };
+
+// API keys would come from a database or KV; a JSON variable shows the shape.
+function apiKeys(env: Env): Record<string, { name: string; groups?: string[] }> {
+  return env.API_KEYS === undefined ? {} : JSON.parse(env.API_KEYS);
+}
+
+// One limiter per isolate, made from the first request's bindings.
+let limiter: ReturnType<typeof apf<{ Bindings: Env } & ApfVariables>> | undefined;
+
+const app = new Hono<{ Bindings: Env } & ApfVariables>();
+
+// Operators' routes first: they take no seat of the app's levels.
+const authorized = (c: { req: { header(name: string): string | undefined }; env: Env }) =>
+  c.env.APF_TOKEN !== undefined && c.req.header("Authorization") === `Bearer ${c.env.APF_TOKEN}`;
+app.put("/apf/config", async (c) => {
+  if (!authorized(c)) return c.text("Forbidden\n", 403);
+  const controller = c.env.APF_CONTROLLER.getByName("controller");
+  try {
+    const stored = await controller.setConfiguration({
+      ...configurationFromEnv(c.env), // the server limit and mandatoryOnly stay as deployed
+      manifests: await c.req.text(),
+    });
+    return c.json({ version: stored.version });
+  } catch (e) {
+    return c.text(`refused: ${e instanceof Error ? e.message : String(e)}\n`, 400);
+  }
+});
+app.post("/apf/adjust", async (c) => {
+  if (!authorized(c)) return c.text("Forbidden\n", 403);
+  const adjustment = await c.env.APF_CONTROLLER.getByName("controller").adjust();
+  return c.json(adjustment);
+});
+app.get("/apf/ws", (c) => {
+  const level = c.req.query("level");
+  if (level === undefined) return c.text("Missing ?level=NAME\n", 400);
+  // The level object checks the token in the client's hello.
+  return c.env.APF_LEVELS.getByName(level).fetch(c.req.raw);
+});
+
+app.use((c, next) => {
+  limiter ??= apf({
+    coordinator: cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER),
+    identify: (request) => {
+      const key = request.headers.get("X-Api-Key");
+      if (key !== null) return apiKeys(c.env)[key]; // unknown key: anonymous
+      const address = request.headers.get("CF-Connecting-IP") ?? "unknown";
+      return { name: `ip:${address}`, groups: ["system:unauthenticated"] };
+    },
+  });
+  return limiter(c, next);
+});
+
+app.get("/", (c) => {
+  const { user, classification, waitedMs } = c.get("apf");
+  return c.json({ user: user.name, level: classification.priorityLevel.name, waitedMs });
+});
+app.get("/slow", async (c) => {
+  const ms = Math.min(Number(c.req.query("ms") ?? 100), 10_000);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return c.json({ user: c.get("apf").user.name, sleptMs: ms, at: Date.now() });
+});
+
+export default app;

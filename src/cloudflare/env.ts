@@ -1,0 +1,36 @@
+/**
+ * The bindings and variables the Cloudflare adapter reads from a Worker's
+ * `env` (set in `wrangler.jsonc`).
+ *
+ * @module
+ */
+
+import type { DurableObjectNamespace } from "./_workers_types.d.ts";
+import type { ControllerObject } from "./controller_object.ts";
+import type { PriorityLevelObject } from "./level_object.ts";
+
+/** The binding names of the adapter's Durable Objects, as `wrangler.jsonc` declares them. */
+export interface ApfEnv {
+  /** One {@linkcode PriorityLevelObject} per priority level, named by the level. */
+  APF_LEVELS: DurableObjectNamespace<PriorityLevelObject>;
+  /** The {@linkcode ControllerObject} (one, named `controller`). */
+  APF_CONTROLLER: DurableObjectNamespace<ControllerObject>;
+  /**
+   * FlowSchema and PriorityLevelConfiguration manifests (YAML or JSON),
+   * merged with the built-in configuration; a new value is applied when the
+   * controller starts after a deploy.
+   */
+  APF_CONFIG?: string;
+  /** The server concurrency limit shared by every level (default 600). */
+  APF_SERVER_CONCURRENCY?: string;
+  /** `"true"`: merge `APF_CONFIG` with the mandatory built-in objects only (not the suggested ones). */
+  APF_MANDATORY_ONLY?: string;
+  /**
+   * The shared secret of WebSocket clients (`connectCoordinator`) and of the
+   * admin routes; set it with `wrangler secret put APF_TOKEN`.
+   */
+  APF_TOKEN?: string;
+}
+
+/** The name of the one controller object. */
+export const CONTROLLER_NAME = "controller";

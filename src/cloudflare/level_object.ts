@@ -1,0 +1,250 @@
+/**
+ * `PriorityLevelObject`: the Durable Object holding one priority level's
+ * queue set (DESIGN §5, "Cloudflare"). Workers reach it over RPC (`acquire`
+ * returns a {@linkcode SeatTarget}); other processes over WebSocket with
+ * protocol v1 (Hibernation API). Its limits come from the
+ * {@linkcode ControllerObject}. Seats live in memory only: no storage write
+ * on the request path; an object that restarts loses the seats it held
+ * (their callers' releases then do nothing) and counts the restart in
+ * `apf_level_object_starts`.
+ *
+ * @module
+ */
+
+// @ts-types="./_workers_types.d.ts"
+import { DurableObject, RpcTarget } from "cloudflare:workers";
+import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
+import type { Rejected, SeatRequest } from "../coordinator/types.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
+import { type LevelConnection, LevelHost, type LevelUpdate, type Liveness } from "./_level_host.ts";
+import type {
+  DurableObjectState,
+  WebSocketPairConstructor,
+  WorkerdResponseInit,
+  WorkerdWebSocket,
+} from "./_workers_types.d.ts";
+import { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
+
+declare const WebSocketPair: WebSocketPairConstructor;
+
+/** A level object's answer to `acquire`: the seat is an RPC target. */
+export type LevelAdmission =
+  | { admitted: true; seat: SeatTarget; waitedMs: number; leaseMs: number }
+  | Rejected;
+
+/**
+ * A granted seat, handed to the Worker by reference. Released once: by
+ * `release()`, by `initialized()` (watch-style early release), or when the
+ * calling request ends and the runtime disposes of it.
+ */
+export class SeatTarget extends RpcTarget {
+  #host: LevelHost;
+  #id: number;
+  #done = false;
+
+  /** Seat `id` of `host`. */
+  constructor(host: LevelHost, id: number) {
+    super();
+    this.#host = host;
+    this.#id = id;
+  }
+
+  /** Gives the seat back; `executionMs` is measured by the Worker. False after the first time. */
+  release(executionMs?: number): boolean {
+    if (this.#done) return false;
+    this.#done = true;
+    this.#host.release(this.#id, executionMs);
+    return true;
+  }
+
+  /** Watch-style early release (spec §5.3). */
+  initialized(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#host.initialized(this.#id);
+  }
+
+  /** Starts the lease again; false when the seat is gone (expired, released, object restarted). */
+  renew(): boolean {
+    return !this.#done && this.#host.renew(this.#id);
+  }
+
+  /** Called by the runtime when the Worker's request ends: releases the seat if still held. */
+  [Symbol.dispose](): void {
+    this.release();
+  }
+}
+
+/** The Durable Object of one priority level. */
+export class PriorityLevelObject extends DurableObject<ApfEnv> {
+  #host: LevelHost;
+  #starts = 0;
+  #configuring: Promise<void> | null = null;
+  #alarmAt: number | null = null;
+  #sockets = new Map<WebSocket, LevelConnection>();
+
+  /** Created by the runtime. */
+  constructor(ctx: DurableObjectState, env: ApfEnv) {
+    super(ctx, env);
+    this.#host = new LevelHost({ token: env.APF_TOKEN ?? null });
+    const registry = this.#host.metrics.registry;
+    const starts = registry.gauge({
+      name: "apf_level_object_starts",
+      help: "Times this level object started; above 1, it restarted and lost the seats it held",
+    });
+    const granted = registry.gauge({
+      name: "apf_level_object_granted_seats",
+      help: "Seats granted over RPC since the object started",
+    });
+    const abandoned = registry.gauge({
+      name: "apf_level_object_abandoned_requests",
+      help: "Queued RPC callers found gone and dropped, since the object started",
+    });
+    registry.onCollect(() => {
+      starts.labels().set(this.#starts);
+      granted.labels().set(this.#host.stats.granted);
+      abandoned.labels().set(this.#host.stats.abandoned);
+    });
+    // One storage write per start, never per request.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#starts = ((await ctx.storage.get<number>("starts")) ?? 0) + 1;
+      await ctx.storage.put("starts", this.#starts);
+    });
+  }
+
+  /**
+   * Asks for a seat of this level. `liveness` (an `RpcTarget` of the
+   * caller with `alive()`) lets the object drop a queued caller that went
+   * away. Resolves by the request's wait limit; rejects with a `TypeError`
+   * or `RangeError` for a malformed request.
+   */
+  async acquire(request: SeatRequest, liveness?: Liveness): Promise<LevelAdmission> {
+    await this.#configured(request?.priorityLevel);
+    const a = await this.#host.acquire(request, liveness);
+    if (!a.admitted) return a;
+    await this.#armAlarm();
+    return {
+      admitted: true,
+      seat: new SeatTarget(this.#host, a.seatId),
+      waitedMs: a.waitedMs,
+      leaseMs: a.leaseMs,
+    };
+  }
+
+  /** For the controller: a new configuration and/or limits. */
+  update(level: string, update: LevelUpdate): void {
+    this.#host.update(level, update);
+  }
+
+  /** For the controller: the level's seat demand since the previous call. */
+  collectSeatDemand(): SeatDemandReport[] {
+    return this.#host.collectSeatDemand();
+  }
+
+  /** The level's state (`dump_*`), or an empty snapshot before the object was configured. */
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot {
+    return this.#host.snapshot(options ?? {});
+  }
+
+  /** The sessions and reclaimed seats (`dump_sessions`). */
+  sessions(): SessionsSnapshot | null {
+    return this.#host.sessionsSnapshot();
+  }
+
+  /** The level's metrics, Prometheus text. */
+  metrics(): string {
+    return this.#host.metrics.expose();
+  }
+
+  /** Runs the alarm's body now (tests; the runtime calls `alarm()`). */
+  async runAlarm(): Promise<void> {
+    await this.alarm();
+  }
+
+  /** Takes back every seat whose lease is over, then waits for the next one. */
+  override async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    this.#host.expireDue();
+    await this.#armAlarm();
+  }
+
+  /**
+   * WebSocket clients (`connectCoordinator`, protocol v1) connect here with
+   * `?level=NAME`; the Worker routes them.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("This is an APF level object: connect with a WebSocket.\n", {
+        status: 426,
+      });
+    }
+    const level = new URL(request.url).searchParams.get("level");
+    if (level === null || level === "") {
+      return new Response("Missing ?level=NAME\n", { status: 400 });
+    }
+    await this.#configured(level);
+    const pair = new WebSocketPair();
+    const server = pair[1];
+    this.ctx.acceptWebSocket(server);
+    this.#sockets.set(
+      server,
+      this.#host.connect(
+        (text) => server.send(text),
+        (code, reason) => server.close(code, reason),
+      ),
+    );
+    const init: WorkerdResponseInit = { status: 101, webSocket: pair[0] };
+    return new Response(null, init);
+  }
+
+  /** A frame from a WebSocket client (Hibernation API). */
+  override async webSocketMessage(ws: WorkerdWebSocket, message: string | ArrayBuffer) {
+    const connection = this.#sockets.get(ws);
+    if (connection === undefined) {
+      // The object restarted (or hibernated) since the socket opened: its session is gone.
+      ws.close(1012, "restarted: reconnect");
+      return;
+    }
+    connection.receive(message);
+    await this.#armAlarm();
+  }
+
+  /** A client's socket closed: its session keeps its seats for the grace period. */
+  override webSocketClose(ws: WorkerdWebSocket): void {
+    this.#sockets.get(ws)?.closed();
+    this.#sockets.delete(ws);
+  }
+
+  /** A client's socket failed: as closed. */
+  override webSocketError(ws: WorkerdWebSocket): void {
+    this.webSocketClose(ws);
+  }
+
+  /** Makes sure the object serves `level` with the controller's configuration. */
+  #configured(level: unknown): Promise<void> {
+    if (this.#host.level !== null) return Promise.resolve();
+    if (typeof level !== "string" || level === "") {
+      return Promise.reject(new TypeError("Cannot acquire a seat: priorityLevel must be a name"));
+    }
+    this.#configuring ??= (async () => {
+      try {
+        const controller = this.env.APF_CONTROLLER.getByName(CONTROLLER_NAME);
+        const update = await controller.levelUpdate();
+        if (this.#host.level === null) this.#host.update(level, update);
+      } finally {
+        this.#configuring = null;
+      }
+    })();
+    return this.#configuring;
+  }
+
+  /** An alarm at the next lease's end, as a net under the in-memory lease timer. */
+  async #armAlarm(): Promise<void> {
+    const due = this.#host.nextLeaseDue();
+    if (due === null || this.#alarmAt !== null) return;
+    const at = Date.now() + Math.max(0, due - performance.now());
+    this.#alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The Cloudflare Workers adapter (DESIGN §5, "Cloudflare"): one Durable
+ * Object per priority level ({@linkcode PriorityLevelObject}), a controller
+ * object that moves seats between levels ({@linkcode ControllerObject}), and
+ * the Worker-side coordinator for `apf({ coordinator })`
+ * ({@linkcode cloudflareCoordinator}). Export both classes from the Worker's
+ * entry module and bind them as `APF_LEVELS` and `APF_CONTROLLER`.
+ *
+ * @module
+ */
+
+export {
+  CallerLiveness,
+  cloudflareCoordinator,
+  type WorkerCoordinator,
+  type WorkerCoordinatorOptions,
+  type WorkerCoordinatorStats,
+} from "./coordinator.ts";
+export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
+export { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
+export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
+export type { ConfigurationSource, StoredConfiguration } from "./_controller_host.ts";
+export type { LevelUpdate, Liveness } from "./_level_host.ts";

@@ -1,0 +1,253 @@
+/**
+ * The example Worker (`examples/cloudflare_worker/`) in real workerd
+ * through Miniflare, over HTTP: classification in the Worker, seats in one
+ * Durable Object per level, lending by the controller.
+ */
+
+import assert from "node:assert/strict";
+import type { PriorityLevelObject } from "../../src/cloudflare/level_object.ts";
+import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
+import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
+
+const level = (name: string, shares: number, lendablePercent: number) => `
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: { name: ${name}, uid: ${name}-uid }
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: ${shares}
+    lendablePercent: ${lendablePercent}
+    limitResponse:
+      type: Queue
+      queuing: { queues: 64, handSize: 1, queueLengthLimit: 3 }
+---`;
+
+const schema = (name: string, precedence: number, group: string) => `
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: { name: ${name} }
+spec:
+  priorityLevelConfiguration: { name: ${name} }
+  matchingPrecedence: ${precedence}
+  distinguisherMethod: { type: ByUser }
+  rules:
+    - subjects: [{ kind: Group, group: { name: "${group}" } }]
+      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
+---`;
+
+/**
+ * ServerCL 10: tenants and batch have 5 seats each (NominalCL); tenants lends none (its limit
+ * is 5 or more), batch lends half. catch-all has 1.
+ */
+const APF_CONFIG = [
+  level("tenants", 45, 0),
+  level("batch", 45, 50),
+  schema("batch", 500, "batch"),
+  schema("tenants", 1000, "system:authenticated"),
+].join("\n");
+
+const API_KEYS = JSON.stringify({
+  "key-elephant": { name: "elephant", groups: ["customers"] },
+  "key-mouse": { name: "mouse", groups: ["customers"] },
+  "key-cron": { name: "cron", groups: ["batch"] },
+});
+
+const TOKEN = "a-test-token-of-some-length";
+
+async function start(): Promise<StartedWorker> {
+  return await startWorker({
+    entry: new URL("./_fixtures/apf_test_worker.ts", import.meta.url),
+    durableObjects: { APF_LEVELS: "PriorityLevelObject", APF_CONTROLLER: "ControllerObject" },
+    bindings: {
+      APF_CONFIG,
+      APF_SERVER_CONCURRENCY: "10",
+      APF_MANDATORY_ONLY: "true",
+      APF_TOKEN: TOKEN,
+      API_KEYS,
+    },
+  });
+}
+
+/** What the tests look at of a level object's state. */
+interface LevelState {
+  currentLimit: number;
+  waiting: number;
+  seatsInUse: number;
+}
+
+async function levelState(worker: StartedWorker, name: string): Promise<LevelState> {
+  const stub = await worker.durableObject<PriorityLevelObject>("APF_LEVELS", name);
+  const level = structuredClone({ ...await stub.snapshot() }).levels[0]! as PriorityLevelSnapshot;
+  return {
+    currentLimit: level.currentLimit,
+    waiting: level.queueSet.waitingRequests,
+    seatsInUse: level.queueSet.seatsInUse,
+  };
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 3000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) assert.fail(`still ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const get = (worker: StartedWorker, path: string, key?: string) =>
+  worker.fetch(path, key === undefined ? {} : { headers: { "X-Api-Key": key } });
+
+Deno.test({
+  name:
+    "example Worker: classified in the Worker, seats in level objects, 429 with Retry-After when full",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    const ok = await get(worker, "/", "key-mouse");
+    assert.equal(ok.status, 200, `${[...ok.headers]} ${await ok.clone().text()}`);
+    assert.equal(ok.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
+    assert.ok(ok.headers.get("X-Kubernetes-PF-FlowSchema-UID"));
+    assert.deepEqual(await ok.json(), { user: "mouse", level: "tenants", waitedMs: 0 });
+    const batch = await get(worker, "/", "key-cron");
+    assert.equal(((await batch.json()) as { level: string }).level, "batch");
+
+    // Every seat busy, 3 queued in the elephant's queue: the next one is refused.
+    const { currentLimit } = await levelState(worker, "tenants");
+    const slow = Array.from(
+      { length: currentLimit + 3 },
+      () => get(worker, "/slow?ms=400", "key-elephant"),
+    );
+    await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 3);
+    const refused = await get(worker, "/slow?ms=1", "key-elephant");
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get("Retry-After")) >= 1);
+    assert.equal(refused.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
+    await refused.body?.cancel();
+    for (const res of await Promise.all(slow)) {
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    }
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 0);
+  },
+});
+
+Deno.test({
+  name:
+    "example Worker: a queued mouse is served before the elephant's backlog (fair queuing across flows)",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    const done: string[] = [];
+    const call = async (key: string, who: string, ms: number) => {
+      const res = await get(worker, `/slow?ms=${ms}`, key);
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      done.push(who);
+    };
+    await (await get(worker, "/", "key-mouse")).body?.cancel();
+    const { currentLimit } = await levelState(worker, "tenants");
+    // The elephant holds every seat, freed one at a time 100 ms apart from 400 ms on...
+    const running = Array.from(
+      { length: currentLimit },
+      (_, i) => call("key-elephant", `run${i}`, 400 + 100 * i),
+    );
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === currentLimit);
+    // ...and queues 3 more; then the mouse queues behind them.
+    const queued = [0, 1, 2].map((i) => call("key-elephant", `e${i}`, 50));
+    await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 3);
+    const mouse = call("key-mouse", "mouse", 50);
+    await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 4);
+    await Promise.all([...running, ...queued, mouse]);
+    // Each freed seat dispatches one waiting request: fair queuing picks the mouse's queue
+    // first, although its request arrived last (FIFO would serve it fourth).
+    const order = done.filter((who) => !who.startsWith("run"));
+    assert.equal(order[0], "mouse", `order of the queued ones: ${order.join(" ")}`);
+  },
+});
+
+Deno.test({
+  name: "example Worker: a seat goes back when the Worker request ends without releasing it",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    const res = await worker.fetch("/test/forget");
+    assert.deepEqual(await res.json(), { admitted: true });
+    // The request is over: the runtime disposes of its SeatTarget, which releases the seat.
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 0);
+  },
+});
+
+Deno.test({
+  name: "example Worker: a queued caller that went away is dropped before it is granted",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    await (await get(worker, "/", "key-mouse")).body?.cancel();
+    const { currentLimit } = await levelState(worker, "tenants");
+    const slow = Array.from(
+      { length: currentLimit },
+      () => get(worker, "/slow?ms=2500", "key-elephant"),
+    );
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === currentLimit);
+    const left = await worker.fetch("/test/abandon");
+    assert.equal(left.status, 202);
+    await left.body?.cancel();
+    await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 1);
+    // Its pulse fails within a second: it leaves the queue while every seat is still busy.
+    await eventually(
+      () => levelState(worker, "tenants"),
+      (l) => l.waiting === 0 && l.seatsInUse === currentLimit,
+    );
+    for (const res of await Promise.all(slow)) await res.body?.cancel();
+    const metrics = await (await worker.durableObject<PriorityLevelObject>("APF_LEVELS", "tenants"))
+      .metrics();
+    assert.match(metrics, /^apf_level_object_abandoned_requests 1$/m);
+  },
+});
+
+Deno.test({
+  name: "example Worker: the controller lends the idle level's seats to the flooded one",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    // Both level objects exist (a first request each), then tenants floods.
+    for (const key of ["key-mouse", "key-cron"]) await (await get(worker, "/", key)).body?.cancel();
+    const before = {
+      tenants: (await levelState(worker, "tenants")).currentLimit,
+      batch: (await levelState(worker, "batch")).currentLimit,
+    };
+    const flood = Array.from(
+      { length: before.tenants + 3 },
+      () => get(worker, "/slow?ms=1500", "key-elephant"),
+    );
+    try {
+      await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 3);
+      const forbidden = await worker.fetch("/apf/adjust", { method: "POST" });
+      assert.equal(forbidden.status, 403);
+      await forbidden.body?.cancel();
+      // Trigger the controller's alarm body twice: the first starts a period of full demand
+      // (what came before was mostly idle), the second allocates from it.
+      for (let i = 0; i < 2; i++) {
+        if (i === 1) await new Promise((r) => setTimeout(r, 300));
+        const adjusted = await worker.fetch("/apf/adjust", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${TOKEN}` },
+        });
+        assert.equal(adjusted.status, 200);
+        await adjusted.body?.cancel();
+      }
+      const after = {
+        tenants: (await levelState(worker, "tenants")).currentLimit,
+        batch: (await levelState(worker, "batch")).currentLimit,
+      };
+      assert.ok(after.tenants > before.tenants, JSON.stringify({ before, after }));
+      assert.ok(after.batch < before.batch, JSON.stringify({ before, after }));
+    } finally {
+      for (const r of await Promise.allSettled(flood)) {
+        if (r.status === "fulfilled") await r.value.body?.cancel();
+      }
+    }
+  },
+});
