@@ -36,6 +36,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ConnectCoordinatorOptions",
       "Coordinator",
       "CoordinatorSnapshot",
+      "CoordinatorSocket",
       "Counter",
       "CounterChild",
       "DEFAULT_FALLBACK_FRACTION",
