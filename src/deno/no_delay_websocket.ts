@@ -7,7 +7,7 @@
  * (releases only) and then, before its ACK came back, another one (the next
  * acquire): Nagle holds the second until the server's delayed ACK, about
  * 40 ms on Linux. Measured with `bench/coordinator_latency.ts`: every
- * acquire then takes about 41 ms instead of about 0.1 ms (`bench/RESULTS.md`).
+ * acquire then takes about 41 ms instead of 0.3 to 0.9 ms (`bench/RESULTS.md`).
  *
  * @module
  */
