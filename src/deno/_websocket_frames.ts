@@ -204,7 +204,8 @@ export class FrameReader {
       len = Number(big);
       at = 10;
     }
-    if (len > this.#maxPayloadBytes) {
+    // Control frames (125 bytes at most) are never too big, whatever the limit.
+    if (opcode < OP_CLOSE && len > this.#maxPayloadBytes) {
       throw new ProtocolError(CLOSE_TOO_BIG, `frame of ${len} bytes`);
     }
     if (avail < at + len) return null;

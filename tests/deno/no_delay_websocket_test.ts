@@ -351,6 +351,15 @@ Deno.test("noDelayWebSocket fails with 1009 on a message over maxMessageBytes, w
     ...frame(OP_CONT, "x".repeat(41)),
   ]);
   await failsWith(fragments, 1009, small);
+
+  // Control frames are not messages: a ping longer than the limit is still answered.
+  using server = new RawServer();
+  const { socket, seen, peer } = await connected(server, small);
+  await peer.writeFrame(OP_PING, "p".repeat(120));
+  assert.equal((await expectFrame(peer, OP_PONG)).payload.length, 120);
+  socket.close();
+  await peer.writeFrame(OP_CLOSE, closeBody(1000));
+  assert.equal((await closedOnce(seen, socket)).code, 1000);
 });
 
 Deno.test("noDelayWebSocket reports 1006 once when the server cuts the connection", async () => {
