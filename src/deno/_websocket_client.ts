@@ -17,10 +17,8 @@ import type { CoordinatorSocket } from "../coordinator/client_types.ts";
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import {
   CLOSE_ABNORMAL,
-  CLOSE_INVALID_DATA,
   CLOSE_NO_STATUS,
   CLOSE_PROTOCOL_ERROR,
-  CLOSE_TOO_BIG,
   closePayload,
   encodeFrame,
   type Frame,
@@ -28,7 +26,6 @@ import {
   isValidCloseCode,
   MaskSource,
   OP_CLOSE,
-  OP_CONTINUATION,
   OP_PING,
   OP_PONG,
   OP_TEXT,
@@ -42,6 +39,8 @@ import {
   randomKey,
   upgradeRequest,
 } from "./_websocket_handshake.ts";
+import { decodeText, MessageAssembler } from "./_websocket_messages.ts";
+import { FrameWriter, writeAll } from "./_websocket_writer.ts";
 
 const CONNECTING = 0;
 const OPEN = 1;
@@ -84,7 +83,6 @@ export async function dialNoDelay(
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** One client connection; created by `noDelayWebSocket()`'s factory. */
 export class WebSocketClient implements CoordinatorSocket {
@@ -99,24 +97,21 @@ export class WebSocketClient implements CoordinatorSocket {
   #connClosed = false;
   #chunk = new Uint8Array(64 * 1024);
   #reader: FrameReader;
+  #messages: MessageAssembler;
   #masks = new MaskSource();
-  #queue: Uint8Array[] = [];
-  #flushing: Promise<void> | null = null;
+  #writer: FrameWriter | null = null;
   #closeSent = false;
   #closeTimer: Timer | null = null;
   /** What `close` will report. */
   #code = CLOSE_ABNORMAL;
   #reason = "";
   #clean = false;
-  /** The fragments of a message being received, and its opcode (0: none). */
-  #fragments: Uint8Array[] = [];
-  #fragmentOpcode = 0;
-  #fragmentBytes = 0;
 
   constructor(url: URL, settings: WebSocketClientSettings) {
     this.#url = url;
     this.#s = settings;
     this.#reader = new FrameReader(settings.maxMessageBytes);
+    this.#messages = new MessageAssembler(settings.maxMessageBytes);
     void this.#run();
   }
 
@@ -130,7 +125,7 @@ export class WebSocketClient implements CoordinatorSocket {
     }
     // The WebSocket API drops what is sent once closing has begun.
     if (this.#state !== OPEN) return;
-    this.#enqueue(encodeFrame(OP_TEXT, encoder.encode(String(data)), this.#masks));
+    this.#writer!.push(encodeFrame(OP_TEXT, encoder.encode(String(data)), this.#masks));
   }
 
   close(code?: number, reason = ""): void {
@@ -185,9 +180,11 @@ export class WebSocketClient implements CoordinatorSocket {
       throw new Error("closed while connecting");
     }
     this.#conn = conn;
+    // A failed write is a broken connection: reading ends too, with 1006.
+    this.#writer = new FrameWriter(conn, () => this.#closeConn());
     const key = randomKey();
     const accept = acceptFor(key);
-    await this.#writeAll(upgradeRequest(this.#url, key));
+    await writeAll(conn, upgradeRequest(this.#url, key));
     let head: Uint8Array | null;
     while ((head = this.#reader.takeHead()) === null) {
       if (this.#reader.buffered > MAX_HEAD_BYTES) {
@@ -218,60 +215,17 @@ export class WebSocketClient implements CoordinatorSocket {
   #onFrame(f: Frame): boolean {
     if (f.opcode === OP_PING) {
       // §5.5.2: a pong with the ping's payload, unless our close frame already left.
-      if (!this.#closeSent) this.#enqueue(encodeFrame(OP_PONG, f.payload, this.#masks));
+      if (!this.#closeSent) this.#writer!.push(encodeFrame(OP_PONG, f.payload, this.#masks));
       return false;
     }
     if (f.opcode === OP_PONG) return false;
     if (f.opcode === OP_CLOSE) return this.#onCloseFrame(f.payload);
-    if (f.opcode === OP_CONTINUATION) {
-      if (this.#fragmentOpcode === 0) {
-        throw new ProtocolError(CLOSE_PROTOCOL_ERROR, "continuation frame outside a message");
-      }
-    } else if (this.#fragmentOpcode !== 0) {
-      throw new ProtocolError(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one");
-    } else if (f.fin) {
-      this.#deliver(f.opcode, f.payload);
-      return false;
-    } else {
-      this.#fragmentOpcode = f.opcode;
-    }
-    // §5.4: fragments of one message, possibly with control frames between them.
-    this.#fragmentBytes += f.payload.length;
-    if (this.#fragmentBytes > this.#s.maxMessageBytes) {
-      throw new ProtocolError(
-        CLOSE_TOO_BIG,
-        `message of more than ${this.#s.maxMessageBytes} bytes`,
-      );
-    }
-    this.#fragments.push(f.payload.slice());
-    if (!f.fin) return false;
-    const message = new Uint8Array(this.#fragmentBytes);
-    let at = 0;
-    for (const part of this.#fragments) {
-      message.set(part, at);
-      at += part.length;
-    }
-    const opcode = this.#fragmentOpcode;
-    this.#fragments = [];
-    this.#fragmentOpcode = 0;
-    this.#fragmentBytes = 0;
-    this.#deliver(opcode, message);
-    return false;
-  }
-
-  #deliver(opcode: number, payload: Uint8Array): void {
-    let data: string | ArrayBuffer;
-    if (opcode === OP_TEXT) {
-      try {
-        data = strictUtf8.decode(payload);
-      } catch {
-        throw new ProtocolError(CLOSE_INVALID_DATA, "invalid UTF-8 in a text message");
-      }
-    } else {
-      data = payload.slice().buffer;
-    }
+    const data = this.#messages.add(f);
     // The WebSocket API: no message events once closing has begun.
-    if (this.#state === OPEN) this.#dispatch(this.onmessage, new MessageEvent("message", { data }));
+    if (data !== undefined && this.#state === OPEN) {
+      this.#dispatch(this.onmessage, new MessageEvent("message", { data }));
+    }
+    return false;
   }
 
   /** §5.5.1: the server's close frame; answered with ours unless we sent it first. */
@@ -286,11 +240,7 @@ export class WebSocketClient implements CoordinatorSocket {
       if (!isValidCloseCode(code)) {
         throw new ProtocolError(CLOSE_PROTOCOL_ERROR, `close code ${code}`);
       }
-      try {
-        reason = strictUtf8.decode(payload.subarray(2));
-      } catch {
-        throw new ProtocolError(CLOSE_INVALID_DATA, "invalid UTF-8 in the close reason");
-      }
+      reason = decodeText(payload.subarray(2), "the close reason");
     }
     this.#code = code;
     this.#reason = reason;
@@ -308,15 +258,16 @@ export class WebSocketClient implements CoordinatorSocket {
     this.#code = code;
     this.#reason = message;
     this.#clean = false;
-    const reason = message.length <= 123 ? message : message.slice(0, 120) + "...";
+    // A close frame's reason fits in 123 bytes: 40 UTF-16 units take at most 120.
+    const reason = encoder.encode(message).length <= 123 ? message : message.slice(0, 40) + "...";
     this.#sendClose(closePayload(code, reason));
   }
 
   /** Lets queued frames leave (within the close timeout), cuts the connection, fires `close`. */
   async #end(): Promise<void> {
-    if (this.#flushing !== null && !this.#connClosed) {
+    if (this.#writer !== null && !this.#writer.idle && !this.#connClosed) {
       this.#armCloseTimer();
-      await this.#flushing;
+      await this.#writer.drained();
     }
     this.#closeTimer?.cancel();
     this.#closeTimer = null;
@@ -331,7 +282,7 @@ export class WebSocketClient implements CoordinatorSocket {
   #sendClose(payload: Uint8Array): void {
     if (this.#closeSent) return;
     this.#closeSent = true;
-    this.#enqueue(encodeFrame(OP_CLOSE, payload, this.#masks));
+    this.#writer!.push(encodeFrame(OP_CLOSE, payload, this.#masks));
   }
 
   /** A server that does not finish the closing handshake in time is cut off. */
@@ -342,41 +293,10 @@ export class WebSocketClient implements CoordinatorSocket {
     });
   }
 
-  #enqueue(frame: Uint8Array): void {
-    this.#queue.push(frame);
-    // A microtask later, so that the frames of one synchronous run leave in one write.
-    this.#flushing ??= Promise.resolve().then(() => this.#flush());
-  }
-
-  async #flush(): Promise<void> {
-    try {
-      while (this.#queue.length > 0 && !this.#connClosed) {
-        const frames = this.#queue;
-        this.#queue = [];
-        await this.#writeAll(frames.length === 1 ? frames[0]! : concat(frames));
-      }
-    } catch {
-      // A failed write is a broken connection: reading ends too, with 1006.
-      this.#closeConn();
-    } finally {
-      this.#queue = [];
-      this.#flushing = null;
-    }
-  }
-
-  /** Writes all of `bytes`: a write may take only part of them. */
-  async #writeAll(bytes: Uint8Array): Promise<void> {
-    const conn = this.#conn!;
-    for (let at = 0; at < bytes.length;) {
-      const n = await conn.write(bytes.subarray(at));
-      if (!(n > 0)) throw new Error(`write returned ${n}`);
-      at += n;
-    }
-  }
-
   #closeConn(): void {
     if (this.#connClosed || this.#conn === null) return;
     this.#connClosed = true;
+    this.#writer?.stop();
     try {
       this.#conn.close();
     } catch {
@@ -393,16 +313,4 @@ export class WebSocketClient implements CoordinatorSocket {
       reportError(e);
     }
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
