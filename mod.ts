@@ -195,6 +195,7 @@ export {
   type ClientState,
   connectCoordinator,
   type ConnectCoordinatorOptions,
+  type CoordinatorSocket,
   DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,
   type RemoteCoordinatorStats,

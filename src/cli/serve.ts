@@ -8,6 +8,7 @@
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { connectCoordinator } from "../coordinator/client.ts";
+import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
 import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
 import { helpText, parseArgs } from "./args.ts";
@@ -165,6 +166,8 @@ export async function serveCommand(
     token: coordinatorToken,
     client: "apf serve",
     policy,
+    // Deno's WebSocket leaves Nagle's algorithm on: about 40 ms more per acquire (PROTOCOL.md).
+    webSocket: noDelayWebSocket(),
     fallback: {
       configuration: loaded.effective,
       ...(fraction !== undefined && { fraction }),

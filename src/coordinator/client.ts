@@ -10,7 +10,10 @@
  * No request hangs: an acquire resolves at the latest when its queue wait
  * limit plus a margin has passed, whatever the server does (dies, stalls,
  * sends garbage), with the policy's answer (`local`, `open` or `closed`).
- * Portable: the standard `WebSocket` and the injected {@linkcode Clock}.
+ * Portable: the standard `WebSocket` (or the transport given as
+ * `webSocket`) and the injected {@linkcode Clock}. The connection itself
+ * (hello, connect timeout, backoff, decoding) is `_connection.ts`; this file
+ * keeps the books of requests and seats.
  *
  * Semantics decided here:
  * - An acquire made while the first connection (or a reconnection) is being
@@ -30,18 +33,16 @@
  */
 
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
-import { backoffDelayMs } from "./_backoff.ts";
+import { Connection, globalWebSocket } from "./_connection.ts";
 import { Fallback, unavailable, type UnreachablePolicy } from "./_fallback.ts";
 import { RemoteSeat, type SeatOwner } from "./_remote_seat.ts";
 import { Coalescer } from "./coalescer.ts";
 import { DEFAULT_QUEUE_WAIT_LIMIT_MS, MAX_QUEUE_WAIT_LIMIT_MS } from "./seat_request.ts";
 import type { AcquireOptions, Admission, SeatRequest } from "./types.ts";
 import {
-  decodeServerMessage,
   encodeMessage,
   seatRequestProblem,
   type ServerMessage,
-  WIRE_VERSIONS,
   type WireConfiguration,
   type WireDecision,
   type WireOp,
@@ -50,6 +51,7 @@ import {
 export {
   type ClientState,
   type ConnectCoordinatorOptions,
+  type CoordinatorSocket,
   DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,
   type RemoteCoordinatorStats,
@@ -140,20 +142,10 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     reconnects: 0,
     fallbacks: 0,
   };
-  #url: string;
-  #token: string | null;
-  #name: string;
   #clock: Clock;
   #marginMs: number;
-  #connectTimeoutMs: number;
-  #backoff: { initialMs: number; maxMs: number; random: () => number };
   #fallback: Fallback;
-  #state: ClientState = "connecting";
-  #ws: WebSocket | null = null;
-  #welcomed = false;
-  #everConnected = false;
-  #attempt = 0;
-  #timer: Timer | null = null;
+  #connection: Connection;
   #renewTimer: Timer | null = null;
   #session: string | null = null;
   #leaseMs = 30_000;
@@ -164,7 +156,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
   #held = new Map<number, RemoteSeat>();
   /** Sent acquires answered locally (deadline): a late admission is released at once. */
   #abandoned = new Set<number>();
-  #ops = new Coalescer<WireOp>((ops) => this.#send(encodeMessage({ t: "ops", ops })));
+  #ops = new Coalescer<WireOp>((ops) => this.#connection.send(encodeMessage({ t: "ops", ops })));
   #closedPromise: Promise<void> | null = null;
 
   constructor(
@@ -173,30 +165,47 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     policy: UnreachablePolicy,
     fraction: number,
   ) {
-    this.#url = url;
-    this.#token = options.token ?? null;
-    this.#name = options.client ?? "apf";
     this.#clock = options.clock ?? systemClock;
     this.#marginMs = positive("deadlineMarginMs", options.deadlineMarginMs, 1_000);
-    this.#connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 3_000);
+    const connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 3_000);
     const initialMs = positive("reconnect.initialMs", options.reconnect?.initialMs, 100);
     const maxMs = positive("reconnect.maxMs", options.reconnect?.maxMs, 5_000);
-    this.#backoff = {
-      initialMs,
-      maxMs: Math.max(initialMs, maxMs),
-      random: options.random ?? Math.random,
-    };
     this.#fallback = new Fallback(
       policy,
       fraction,
       options.fallback?.configuration ?? null,
       this.#clock,
     );
-    this.#connect();
+    this.#connection = new Connection({
+      url,
+      token: options.token ?? null,
+      name: options.client ?? "apf",
+      clock: this.#clock,
+      connectTimeoutMs,
+      backoff: {
+        initialMs,
+        maxMs: Math.max(initialMs, maxMs),
+        random: options.random ?? Math.random,
+      },
+      webSocket: options.webSocket ?? globalWebSocket,
+      stats: this.stats,
+    }, {
+      session: () => this.#session,
+      welcome: (m) => this.#welcome(m),
+      config: (c) => this.#configure(c),
+      decisions: (ds) => {
+        for (const d of ds) this.#decide(d);
+      },
+      error: (m) => {
+        if (m.id !== null) this.#refused(m.id, m.code, m.message);
+      },
+      lost: () => this.#lost(),
+    });
+    this.#connection.start();
   }
 
   get state(): ClientState {
-    return this.#state;
+    return this.#connection.state;
   }
 
   get configuration(): WireConfiguration | null {
@@ -223,8 +232,9 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       const E = problem.error === "RangeError" ? RangeError : TypeError;
       return Promise.reject(new E(problem.message));
     }
-    if (this.#state === "closed") return Promise.resolve(unavailable());
-    if (this.#state === "disconnected") {
+    const state = this.#connection.state;
+    if (state === "closed") return Promise.resolve(unavailable());
+    if (state === "disconnected") {
       return this.#byPolicy(request, readSignal(options), false);
     }
     return new Promise<Admission>((resolve, reject) => {
@@ -246,7 +256,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       };
       p.deadline = this.#clock.setTimer(waitLimitMs + this.#marginMs, () => this.#deadline(p));
       this.#pending.set(p.id, p);
-      if (this.#state === "connected") this.#sendAcquire(p);
+      if (this.#connection.state === "connected") this.#sendAcquire(p);
       // Over the wire every request waits a round trip: the signal is read now.
       const signal = readSignal(options);
       if (signal === undefined) return;
@@ -264,33 +274,23 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
 
   close(): Promise<void> {
     if (this.#closedPromise !== null) return this.#closedPromise;
-    this.#state = "closed";
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#connection.stop();
     this.#renewTimer?.cancel();
     this.#renewTimer = null;
     for (const p of [...this.#pending.values()]) {
       this.#settle(p);
       // Cancelled before the releases below, so that no freed seat goes to it.
-      if (p.sent && this.#welcomed) this.#ops.push(["cancel", p.id]);
+      if (p.sent && this.#connection.welcomed) this.#ops.push(["cancel", p.id]);
       p.resolve(unavailable());
     }
     for (const seat of this.#held.values()) {
       seat.lose();
-      if (this.#welcomed) this.#ops.push(["release", seat.id, null]);
+      if (this.#connection.welcomed) this.#ops.push(["release", seat.id, null]);
     }
     this.#held.clear();
     this.#ops.flush();
     this.#fallback.close();
-    const ws = this.#ws;
-    this.#ws = null;
-    this.#closedPromise = ws === null || ws.readyState === WebSocket.CLOSED
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-        ws.onclose = () => resolve();
-        ws.onmessage = null;
-        ws.close(1000, "client closed");
-      });
+    this.#closedPromise = this.#connection.closeSocket();
     return this.#closedPromise;
   }
 
@@ -305,16 +305,17 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     this.#held.delete(seat.id);
     // While disconnected the release cannot leave: after a resume, the seat
     // comes back in `reclaimed` and is released then.
-    if (this.#state !== "connected") return;
+    if (this.#connection.state !== "connected") return;
     this.#ops.push(initialized ? ["initialized", seat.id] : ["release", seat.id, executionMs]);
   }
 
   /** Renews, every half lease, the leases of seats held for a quarter lease or more. */
   #armRenewals(): void {
-    if (this.#renewTimer !== null || this.#held.size === 0 || this.#state === "closed") return;
+    const state = this.#connection.state;
+    if (this.#renewTimer !== null || this.#held.size === 0 || state === "closed") return;
     this.#renewTimer = this.#clock.setTimer(this.#leaseMs / 2, () => {
       this.#renewTimer = null;
-      if (this.#state === "connected") {
+      if (this.#connection.state === "connected") {
         const now = this.#clock.now();
         for (const seat of this.#held.values()) {
           if (now - seat.leasedAt >= this.#leaseMs / 4) {
@@ -374,62 +375,11 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
 
   // ---- connection ---------------------------------------------------------
 
-  #connect(): void {
-    this.#state = "connecting";
-    this.#welcomed = false;
-    let ws: WebSocket;
-    try {
-      ws = new WebSocket(this.#url);
-    } catch {
-      this.#lost();
-      return;
-    }
-    this.#ws = ws;
-    this.#timer = this.#clock.setTimer(this.#connectTimeoutMs, () => {
-      this.#timer = null;
-      // A server that accepts and never welcomes is a dead one.
-      if (this.#ws === ws && !this.#welcomed) this.#drop(ws);
-    });
-    ws.onopen = () => {
-      if (this.#ws !== ws) return;
-      this.#send(encodeMessage({
-        t: "hello",
-        v: [...WIRE_VERSIONS],
-        token: this.#token,
-        client: this.#name,
-        resume: this.#session,
-      }));
-    };
-    ws.onmessage = (e) => {
-      if (this.#ws === ws) this.#receive(e.data);
-    };
-    ws.onclose = () => {
-      if (this.#ws === ws) this.#lost();
-    };
-  }
-
-  /** Gives up on `ws` at once (it may take a while to close). */
-  #drop(ws: WebSocket): void {
-    ws.onmessage = null;
-    ws.onclose = null;
-    try {
-      ws.close(1000, "timeout");
-    } catch {
-      // Already closing.
-    }
-    if (this.#ws === ws) this.#lost();
-  }
-
-  /** The connection is gone: answer what waited on it, then retry after a backoff. */
+  /** The connection is gone: what waited on it gets the policy's answer. */
   #lost(): void {
-    this.#ws = null;
-    this.#welcomed = false;
-    this.#timer?.cancel();
-    this.#timer = null;
     this.#ops.clear();
     // The server cancels a closed connection's waiters; admissions it sent late come back in `reclaimed`.
     this.#abandoned.clear();
-    this.#state = "disconnected";
     const now = this.#clock.now();
     for (const p of [...this.#pending.values()]) {
       this.#settle(p);
@@ -437,54 +387,10 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       const waitLimitMs = Math.max(0, p.waitEndsAt - now);
       this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     }
-    const delay = backoffDelayMs(this.#attempt++, this.#backoff);
-    this.#timer = this.#clock.setTimer(delay, () => {
-      this.#timer = null;
-      if (this.#state === "disconnected") this.#connect();
-    });
   }
 
-  #send(text: string): void {
-    const ws = this.#ws;
-    if (ws === null || ws.readyState !== WebSocket.OPEN) return;
-    ws.send(text);
-    this.stats.framesSent++;
-  }
-
-  #receive(data: unknown): void {
-    this.stats.framesReceived++;
-    const decoded = decodeServerMessage(data);
-    if (!decoded.ok) {
-      this.stats.garbage++;
-      return;
-    }
-    const m = decoded.message;
-    if (m.t === "error") {
-      this.stats.errors++;
-      if (m.id !== null) this.#refused(m.id, m.code, m.message);
-      return;
-    }
-    if (m.t === "welcome") {
-      if (this.#welcomed) this.stats.garbage++;
-      else this.#welcome(m);
-      return;
-    }
-    if (!this.#welcomed) {
-      this.stats.garbage++;
-      return;
-    }
-    if (m.t === "config") this.#configure(m.config);
-    else for (const d of m.d) this.#decide(d);
-  }
-
+  /** Reconciles the seats held with those the server kept, then sends what waited. */
   #welcome(m: Extract<ServerMessage, { t: "welcome" }>): void {
-    this.#welcomed = true;
-    this.#timer?.cancel();
-    this.#timer = null;
-    this.#state = "connected";
-    this.#attempt = 0;
-    if (this.#everConnected) this.stats.reconnects++;
-    this.#everConnected = true;
     const resumed = this.#session !== null && m.session === this.#session;
     const reclaimed = new Set(resumed ? m.reclaimed : []);
     for (const [id, seat] of this.#held) {

@@ -19,6 +19,34 @@ export const DEFAULT_FALLBACK_FRACTION = 0.1;
 /** Where a client stands with its coordinator. */
 export type ClientState = "connecting" | "connected" | "disconnected" | "closed";
 
+/**
+ * The part of a WebSocket the remote client uses: the global `WebSocket`
+ * fits it, and so does any transport a host supplies through
+ * {@linkcode ConnectCoordinatorOptions.webSocket} (on Deno, `noDelayWebSocket()`
+ * of `@apf/edge/deno`, which disables Nagle's algorithm).
+ *
+ * The contract is the WebSocket API's: `readyState` goes 0 (connecting), 1
+ * (open), 2 (closing), 3 (closed), never back; `onopen` fires at most once,
+ * before any `onmessage`; `onclose` fires exactly once, whatever ends the
+ * connection (refused, failed handshake, error, either side's close),
+ * including after a `close()` made while connecting; no handler fires after
+ * it. The client assigns the handlers right after creating the socket.
+ */
+export interface CoordinatorSocket {
+  /** 0 connecting, 1 open, 2 closing, 3 closed (the `WebSocket` constants). */
+  readonly readyState: number;
+  /** Sends a text message; only called while open. */
+  send(data: string): void;
+  /** Starts the closing handshake, or cancels a connection still being made. */
+  close(code?: number, reason?: string): void;
+  /** Called once the connection is open. */
+  onopen: ((event: Event) => void) | null;
+  /** Called with each message received: `data` is a string for a text message. */
+  onmessage: ((event: MessageEvent) => void) | null;
+  /** Called once, when the connection is closed. */
+  onclose: ((event: CloseEvent) => void) | null;
+}
+
 /** Options of {@linkcode connectCoordinator}. */
 export interface ConnectCoordinatorOptions {
   /** The server's shared secret (default `null`: none). */
@@ -45,6 +73,14 @@ export interface ConnectCoordinatorOptions {
   reconnect?: { initialMs?: number; maxMs?: number };
   /** Random numbers in [0, 1) for the backoff's jitter (default `Math.random`). */
   random?: () => number;
+  /**
+   * Opens the WebSocket to `url`, once per connection attempt (default: the
+   * global `WebSocket`). On Deno, pass `noDelayWebSocket()` from
+   * `@apf/edge/deno`: Deno's `WebSocket` leaves Nagle's algorithm on, which
+   * delays a frame sent right after one the server does not answer by about
+   * 40 ms (see `PROTOCOL.md`, "Transport").
+   */
+  webSocket?: (url: string) => CoordinatorSocket;
 }
 
 /** Counters of a {@linkcode RemoteCoordinator}. */

@@ -1,7 +1,9 @@
 /**
- * `@apf/edge/deno`: Deno-specific pieces: loading manifest files, and the
- * APF gateway (`apf serve`) in front of any HTTP upstream. The portable core
- * is `@apf/edge`; the middleware is `@apf/edge/hono`.
+ * `@apf/edge/deno`: Deno-specific pieces: loading manifest files, the APF
+ * gateway (`apf serve`) in front of any HTTP upstream, the coordinator
+ * server, and `noDelayWebSocket()`, the transport to use with
+ * `connectCoordinator` on Deno. The portable core is `@apf/edge`; the
+ * middleware is `@apf/edge/hono`.
  *
  * @module
  */
@@ -15,3 +17,4 @@ export {
   DEFAULT_COORDINATOR_LISTEN,
   serveCoordinator,
 } from "./coordinator_server.ts";
+export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";

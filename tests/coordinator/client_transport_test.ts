@@ -1,0 +1,127 @@
+/**
+ * The remote client's `webSocket` seam: any {@linkcode CoordinatorSocket}
+ * carries the protocol, and a transport that cannot even be created counts
+ * as a lost connection. On a fake clock and an in-memory socket: no network.
+ */
+
+import assert from "node:assert/strict";
+import { connectCoordinator, type CoordinatorSocket } from "../../src/coordinator/client.ts";
+import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+
+/** A socket the test opens, feeds and closes by hand; it records what the client sends. */
+class MemorySocket implements CoordinatorSocket {
+  readyState = 0;
+  sent: Record<string, unknown>[] = [];
+  closedWith: [number | undefined, string | undefined] | null = null;
+  onopen: ((event: Event) => void) | null = null;
+  onmessage: ((event: MessageEvent) => void) | null = null;
+  onclose: ((event: CloseEvent) => void) | null = null;
+  url: string;
+  constructor(url: string) {
+    this.url = url;
+  }
+  send(data: string): void {
+    assert.equal(this.readyState, 1, "sends only while open");
+    this.sent.push(JSON.parse(data));
+  }
+  close(code?: number, reason?: string): void {
+    this.closedWith = [code, reason];
+    this.readyState = 3;
+    queueMicrotask(() => this.onclose?.(new CloseEvent("close", { code: code ?? 1005 })));
+  }
+  open(): void {
+    this.readyState = 1;
+    this.onopen?.(new Event("open"));
+  }
+  deliver(message: unknown): void {
+    this.onmessage?.(new MessageEvent("message", { data: JSON.stringify(message) }));
+  }
+}
+
+const welcome = (session: string) => ({
+  t: "welcome",
+  v: 1,
+  session,
+  leaseMs: 30_000,
+  graceMs: 5_000,
+  config: { serverConcurrencyLimit: 10, mandatoryOnly: false, objects: [] },
+  reclaimed: [],
+});
+
+const request = { priorityLevel: "catch-all", flowSchema: "catch-all" };
+
+Deno.test("client: the webSocket option carries the protocol over any CoordinatorSocket", async () => {
+  const clock = new FakeEventClock();
+  const sockets: MemorySocket[] = [];
+  const client = connectCoordinator("ws://coordinator.test:7070/apf", {
+    clock,
+    policy: "closed",
+    client: "memory",
+    token: "secret",
+    webSocket: (url) => {
+      const s = new MemorySocket(url);
+      sockets.push(s);
+      return s;
+    },
+  });
+  assert.equal(sockets.length, 1);
+  assert.equal(sockets[0]!.url, "ws://coordinator.test:7070/apf");
+  const s = sockets[0]!;
+  s.open();
+  assert.deepEqual(s.sent, [{
+    t: "hello",
+    v: [1],
+    token: "secret",
+    client: "memory",
+    resume: null,
+  }]);
+  s.deliver(welcome("s-1"));
+  assert.equal(client.state, "connected");
+  assert.equal(client.session, "s-1");
+
+  const admission = client.acquire(request);
+  await Promise.resolve();
+  const ops = s.sent[1] as unknown as { t: string; ops: unknown[][] };
+  assert.equal(ops.t, "ops");
+  assert.equal(ops.ops[0]![0], "acquire");
+  const id = ops.ops[0]![1] as number;
+  s.deliver({ t: "decisions", d: [[id, "admitted", 3]] });
+  const a = await admission;
+  assert.ok(a.admitted);
+  assert.equal(a.waitedMs, 3);
+  a.seat.release();
+  await Promise.resolve();
+  assert.deepEqual(s.sent[2], { t: "ops", ops: [["release", id, null]] });
+
+  await client.close();
+  assert.deepEqual(s.closedWith, [1000, "client closed"]);
+  assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("client: a webSocket factory that throws is a lost connection, retried after the backoff", async () => {
+  const clock = new FakeEventClock();
+  let calls = 0;
+  const client = connectCoordinator("ws://coordinator.test:7070", {
+    clock,
+    policy: "closed",
+    reconnect: { initialMs: 100, maxMs: 100 },
+    random: () => 0.5,
+    webSocket: () => {
+      calls++;
+      throw new TypeError("no network here");
+    },
+  });
+  assert.equal(calls, 1);
+  assert.equal(client.state, "disconnected");
+  assert.deepEqual(await client.acquire(request), {
+    admitted: false,
+    reason: "unavailable",
+    retryAfterSeconds: 1,
+  });
+  clock.advance(75); // backoff: 100 ms with jitter 0.5 -> 75 ms
+  assert.equal(calls, 2);
+  await client.close();
+  clock.advance(1_000);
+  assert.equal(calls, 2, "no attempt after close()");
+  assert.equal(clock.pendingTimers, 0);
+});
