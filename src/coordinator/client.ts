@@ -158,6 +158,8 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
   #abandoned = new Set<number>();
   #ops = new Coalescer<WireOp>((ops) => this.#connection.send(encodeMessage({ t: "ops", ops })));
   #closedPromise: Promise<void> | null = null;
+  /** Waiting for the first connection attempt's outcome (welcomed, or lost). */
+  #firstAttempt: Array<() => void> | null = [];
 
   constructor(
     url: string,
@@ -221,6 +223,19 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     return () => this.#listeners.delete(listener);
   }
 
+  ready(): Promise<void> {
+    const waiting = this.#firstAttempt;
+    if (waiting === null) return Promise.resolve();
+    return new Promise<void>((resolve) => waiting.push(resolve));
+  }
+
+  /** The first connection attempt ended (welcomed, lost, or the client closed). */
+  #attempted(): void {
+    const waiting = this.#firstAttempt;
+    this.#firstAttempt = null;
+    for (const resolve of waiting ?? []) resolve();
+  }
+
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     if (typeof request !== "object" || request === null) {
       return Promise.reject(
@@ -274,6 +289,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
 
   close(): Promise<void> {
     if (this.#closedPromise !== null) return this.#closedPromise;
+    this.#attempted();
     this.#connection.stop();
     this.#renewTimer?.cancel();
     this.#renewTimer = null;
@@ -377,6 +393,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
 
   /** The connection is gone: what waited on it gets the policy's answer. */
   #lost(): void {
+    this.#attempted();
     this.#ops.clear();
     // The server cancels a closed connection's waiters; admissions it sent late come back in `reclaimed`.
     this.#abandoned.clear();
@@ -416,6 +433,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     this.#renewTimer?.cancel();
     this.#renewTimer = null;
     this.#armRenewals();
+    this.#attempted();
   }
 
   #configure(config: WireConfiguration): void {

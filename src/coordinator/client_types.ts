@@ -117,6 +117,12 @@ export interface RemoteCoordinator extends Coordinator {
   readonly stats: Readonly<RemoteCoordinatorStats>;
   /** Calls `listener` with every configuration the server sends; returns the unsubscriber. */
   onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
+  /**
+   * Resolves once the first connection attempt ended: welcomed (the
+   * server's configuration is in), or failed (the policy answers). `apf()`
+   * waits for it before classifying its first requests.
+   */
+  ready(): Promise<void>;
   /** Releases held seats, answers waiting requests `unavailable`, closes the socket and timers. */
   close(): Promise<void>;
   /** Same as {@linkcode RemoteCoordinator.close}, for `await using`. */

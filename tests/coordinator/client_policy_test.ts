@@ -163,3 +163,22 @@ Deno.test("client policy local: a connection lost while a request waits leaves i
     await server.close();
   }
 });
+
+Deno.test("ready(): resolves once the first attempt ended, welcomed or refused", async () => {
+  const config = conformanceConfiguration();
+  const wire: WireConfiguration = { serverConcurrencyLimit: 6, mandatoryOnly: false, objects: [] };
+  const server = startServer({ config, wire });
+  try {
+    await using live = connectCoordinator(server.url, fast);
+    await live.ready();
+    assert.equal(live.state, "connected");
+    assert.deepEqual(live.configuration, wire);
+    await live.ready(); // again: at once
+  } finally {
+    await server.close();
+  }
+  await using dead = connectCoordinator(await deadUrl(), { ...fast, policy: "closed" });
+  await dead.ready();
+  assert.equal(dead.configuration, null);
+  assert.notEqual(dead.state, "connected");
+});
