@@ -26,7 +26,12 @@ import type { ApfEnv } from "./env.ts";
 export function configurationFromEnv(env: ApfEnv): ConfigurationSource {
   const limit = env.APF_SERVER_CONCURRENCY;
   return {
-    ...(env.APF_CONFIG !== undefined && { manifests: env.APF_CONFIG }),
+    ...(env.APF_CONFIG !== undefined && {
+      // JSON is YAML: a value from `vars` reads as its own manifest text.
+      manifests: typeof env.APF_CONFIG === "string"
+        ? env.APF_CONFIG
+        : JSON.stringify(env.APF_CONFIG),
+    }),
     ...(limit !== undefined && limit !== "" && { serverConcurrencyLimit: Number(limit) }),
     ...(env.APF_MANDATORY_ONLY === "true" && { mandatoryOnly: true }),
   };

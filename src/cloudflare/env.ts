@@ -16,11 +16,12 @@ export interface ApfEnv {
   /** The {@linkcode ControllerObject} (one, named `controller`). */
   APF_CONTROLLER: DurableObjectNamespace<ControllerObject>;
   /**
-   * FlowSchema and PriorityLevelConfiguration manifests (YAML or JSON),
-   * merged with the built-in configuration; a new value is applied when the
-   * controller starts after a deploy.
+   * FlowSchema and PriorityLevelConfiguration manifests, merged with the
+   * built-in configuration: YAML or JSON text (a secret, or a text var), or
+   * a JSON value in `vars` (a `List`, or an object). A new value is applied
+   * when the controller starts after a deploy.
    */
-  APF_CONFIG?: string;
+  APF_CONFIG?: string | Record<string, unknown> | unknown[];
   /** The server concurrency limit shared by every level (default 600). */
   APF_SERVER_CONCURRENCY?: string;
   /** `"true"`: merge `APF_CONFIG` with the mandatory built-in objects only (not the suggested ones). */

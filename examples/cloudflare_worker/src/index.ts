@@ -25,11 +25,14 @@ import { type ApfEnv, cloudflareCoordinator, configurationFromEnv } from "@apf/e
 // The Durable Object classes must be exported by the Worker's entry module.
 export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
 
-type Env = ApfEnv & { API_KEYS?: string };
+type Env = ApfEnv & {
+  API_KEYS?: string | Record<string, { name: string; groups?: string[] }>;
+};
 
 // API keys would come from a database or KV; a JSON variable shows the shape.
 function apiKeys(env: Env): Record<string, { name: string; groups?: string[] }> {
-  return env.API_KEYS === undefined ? {} : JSON.parse(env.API_KEYS);
+  const keys = env.API_KEYS;
+  return keys === undefined ? {} : typeof keys === "string" ? JSON.parse(keys) : keys;
 }
 
 // One limiter per isolate, made from the first request's bindings.
