@@ -354,6 +354,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
     file: "src/cloudflare/mod.ts",
     names: [
       "ApfEnv",
+      "BatchAdmission",
       "CONTROLLER_NAME",
       "CallerLiveness",
       "ConfigurationSource",

@@ -11,6 +11,7 @@
  */
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
+import { isPlainSeatRequest } from "../coordinator/_wire_fast.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import { ServerConnection } from "../coordinator/server_connection.ts";
@@ -204,7 +205,8 @@ export class LevelHost {
    * or the object has no configuration yet.
    */
   acquire(request: SeatRequest, liveness?: Liveness): Promise<HostAdmission> {
-    const problem = seatRequestProblem(request);
+    // The fast check first; the schema names the problem when it fails.
+    const problem = isPlainSeatRequest(request) ? null : seatRequestProblem(request);
     if (problem !== null) {
       const Class = problem.error === "RangeError" ? RangeError : TypeError;
       return Promise.reject(new Class(problem.message));

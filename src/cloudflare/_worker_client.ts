@@ -12,6 +12,7 @@
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import { Fallback, type UnreachablePolicy } from "../coordinator/_fallback.ts";
+import { isPlainSeatRequest } from "../coordinator/_wire_fast.ts";
 import { RemoteSeat, type SeatOwner } from "../coordinator/_remote_seat.ts";
 import { DEFAULT_FALLBACK_FRACTION } from "../coordinator/client_types.ts";
 import {
@@ -235,7 +236,7 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
 
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     // A malformed request is the caller's bug: refused here, as the embedded coordinator would.
-    const problem = seatRequestProblem(request);
+    const problem = isPlainSeatRequest(request) ? null : seatRequestProblem(request);
     if (problem !== null) {
       const Class = problem.error === "RangeError" ? RangeError : TypeError;
       return Promise.reject(new Class(problem.message));

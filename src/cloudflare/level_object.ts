@@ -15,6 +15,7 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import type { Rejected, SeatRequest } from "../coordinator/types.ts";
+import { MAX_BATCH } from "../coordinator/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import { type LevelConnection, LevelHost, type LevelUpdate, type Liveness } from "./_level_host.ts";
@@ -27,6 +28,11 @@ import type {
 import { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
 
 declare const WebSocketPair: WebSocketPairConstructor;
+
+/** One answer of `acquireMany`: the seat is an id, for `releaseMany`. */
+export type BatchAdmission =
+  | { admitted: true; seatId: number; waitedMs: number; leaseMs: number }
+  | Rejected;
 
 /** A level object's answer to `acquire`: the seat is an RPC target. */
 export type LevelAdmission =
@@ -130,6 +136,40 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
       waitedMs: a.waitedMs,
       leaseMs: a.leaseMs,
     };
+  }
+
+  /**
+   * The batched form: many acquires in one call, answered together once
+   * each is decided (callers that must not wait for a batch's slowest
+   * member batch over the WebSocket instead). Seats come back as ids: give
+   * them back with {@linkcode PriorityLevelObject.releaseMany}; one never
+   * given back expires with its lease. At most 10,000 requests per call.
+   */
+  async acquireMany(requests: SeatRequest[], liveness?: Liveness): Promise<BatchAdmission[]> {
+    if (!Array.isArray(requests) || requests.length > MAX_BATCH) {
+      throw new TypeError(
+        `Cannot acquire seats: requests must be an array of at most ${MAX_BATCH} requests`,
+      );
+    }
+    if (requests.length === 0) return [];
+    await this.#configured(requests[0]?.priorityLevel);
+    const answers = await Promise.all(requests.map((r) => this.#host.acquire(r, liveness)));
+    if (answers.some((a) => a.admitted)) await this.#armAlarm();
+    return answers;
+  }
+
+  /**
+   * Gives back seats of {@linkcode PriorityLevelObject.acquireMany}: ids,
+   * or `[id, executionMs]` pairs. Unknown or released ids are ignored.
+   */
+  releaseMany(seats: Array<number | [number, number]>): void {
+    if (!Array.isArray(seats) || seats.length > MAX_BATCH) {
+      throw new TypeError(`Cannot release seats: seats must be an array of at most ${MAX_BATCH}`);
+    }
+    for (const s of seats) {
+      if (typeof s === "number") this.#host.release(s);
+      else if (Array.isArray(s)) this.#host.release(s[0], s[1]);
+    }
   }
 
   /** For the controller: a new configuration and/or limits. */

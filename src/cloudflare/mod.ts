@@ -18,6 +18,11 @@ export {
 } from "./coordinator.ts";
 export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
 export { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
-export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
+export {
+  type BatchAdmission,
+  type LevelAdmission,
+  PriorityLevelObject,
+  SeatTarget,
+} from "./level_object.ts";
 export type { ConfigurationSource, StoredConfiguration } from "./_controller_host.ts";
 export type { LevelUpdate, Liveness } from "./_level_host.ts";

@@ -48,6 +48,11 @@ function keysWithin(o: Obj, allowed: Set<string>): boolean {
   return true;
 }
 
+/** A `SeatRequest` the schema accepts, checked fast (sound, not complete, like the rest). */
+export function isPlainSeatRequest(r: unknown): boolean {
+  return isRequest(r);
+}
+
 function isRequest(r: unknown): boolean {
   if (!isObject(r) || !keysWithin(r, REQUEST_KEYS)) return false;
   if (!isName(r.priorityLevel) || !isName(r.flowSchema)) return false;
