@@ -82,3 +82,8 @@ export {
 } from "./client.ts";
 export { effectiveFromWire } from "./wire_configuration.ts";
 export { BorrowingController, type SeatDemandReport } from "./borrowing_controller.ts";
+export {
+  connectPerLevel,
+  type ConnectPerLevelOptions,
+  type PerLevelCoordinator,
+} from "./per_level_client.ts";

@@ -6,6 +6,11 @@
 
 import assert from "node:assert/strict";
 import type { PriorityLevelObject } from "../../src/cloudflare/level_object.ts";
+import { Hono } from "hono";
+import { connectCoordinator } from "../../src/coordinator/client.ts";
+import { connectPerLevel } from "../../src/coordinator/per_level_client.ts";
+import { apf, type ApfEnv } from "../../src/hono/mod.ts";
+import { noDelayWebSocket } from "../../src/deno/mod.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
 
@@ -249,5 +254,81 @@ Deno.test({
         if (r.status === "fulfilled") await r.value.body?.cancel();
       }
     }
+  },
+});
+
+Deno.test({
+  name: "example Worker: a Deno app takes seats of a level object over WebSocket (protocol v1)",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    const url = new URL("/apf/ws?level=tenants", worker.url);
+    url.protocol = "ws:";
+    const refused = connectCoordinator(url, {
+      token: "not-the-token-at-all",
+      webSocket: noDelayWebSocket(),
+      policy: "closed",
+      reconnect: { initialMs: 5_000 },
+    });
+    await refused.ready();
+    assert.notEqual(refused.state, "connected");
+    await refused.close();
+
+    await using client = connectCoordinator(url, {
+      token: TOKEN,
+      webSocket: noDelayWebSocket(),
+      policy: "closed",
+      client: "deno-app",
+    });
+    await client.ready();
+    assert.equal(client.state, "connected");
+    assert.ok(JSON.stringify(client.configuration?.objects).includes('"tenants"'));
+    const request = {
+      priorityLevel: "tenants",
+      flowSchema: "tenants",
+      flowHash: { hi: 1, lo: 2 },
+      distinguisher: "deno-user",
+    };
+    const seats = await Promise.all([client.acquire(request), client.acquire(request)]);
+    assert.ok(seats.every((a) => a.admitted));
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 2);
+    const stub = await worker.durableObject<PriorityLevelObject>("APF_LEVELS", "tenants");
+    const sessions = structuredClone({ ...await stub.sessions() });
+    assert.ok(sessions.sessions?.some((s) => s.client === "deno-app" && s.heldSeats === 2));
+    for (const a of seats) if (a.admitted) a.seat.release();
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 0);
+  },
+});
+
+Deno.test({
+  name:
+    "example Worker: a Deno app's apf() uses the level objects as its coordinator, one connection per level",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    const urlFor = (level: string) => {
+      const url = new URL(`/apf/ws?level=${encodeURIComponent(level)}`, worker.url);
+      url.protocol = "ws:";
+      return url;
+    };
+    await using coordinator = connectPerLevel(urlFor, {
+      token: TOKEN,
+      webSocket: noDelayWebSocket(),
+      policy: "closed",
+    });
+    const limiter = apf({
+      coordinator,
+      identify: (req) => ({ name: req.headers.get("X-User") ?? "nobody", groups: ["customers"] }),
+    });
+    const app = new Hono<ApfEnv>().use(limiter).get(
+      "/",
+      (c) => c.text(c.get("apf").classification.priorityLevel.name),
+    );
+    const res = await app.request("/", { headers: { "X-User": "dora" } });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "tenants", "classified with the controller's configuration");
+    assert.deepEqual([...coordinator.connections.keys()].sort(), ["catch-all", "tenants"]);
+    await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 0);
+    limiter.close();
   },
 });
