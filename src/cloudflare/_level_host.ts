@@ -252,7 +252,7 @@ export class LevelHost {
 
   /** Starts seat `id`'s lease again; false when the seat is gone (expired or released). */
   renew(seatId: number): boolean {
-    if (this.#rpc === null || !this.#rpc.held.includes(seatId)) return false;
+    if (this.#rpc === null || !this.#rpc.holds(seatId)) return false;
     this.#rpc.apply([["renew", seatId]]);
     return true;
   }

@@ -281,8 +281,9 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
 
   /** An alarm at the next lease's end, as a net under the in-memory lease timer. */
   async #armAlarm(): Promise<void> {
+    if (this.#alarmAt !== null) return;
     const due = this.#host.nextLeaseDue();
-    if (due === null || this.#alarmAt !== null) return;
+    if (due === null) return;
     const at = Date.now() + Math.max(0, due - performance.now());
     this.#alarmAt = at;
     await this.ctx.storage.setAlarm(at);

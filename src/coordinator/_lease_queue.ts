@@ -13,10 +13,13 @@ import type { Clock, Timer } from "../fairqueuing/clock.ts";
 interface Lease extends Timer {
   due: number;
   expire: (() => void) | null;
+  counts: { live: number };
 }
 
 function cancelLease(this: Lease): void {
+  if (this.expire === null) return;
   this.expire = null;
+  this.counts.live--;
 }
 
 /** Leases of one term, due in the order they were added. */
@@ -26,6 +29,7 @@ export class LeaseQueue {
   #leases: Lease[] = [];
   #head = 0;
   #timer: Timer | null = null;
+  #counts = { live: 0 };
 
   /** Leases last `termMs` on `clock`. */
   constructor(clock: Clock, termMs: number) {
@@ -35,10 +39,28 @@ export class LeaseQueue {
 
   /** Starts a lease: `expire` runs at its end unless the returned handle is cancelled first. */
   add(expire: () => void): Timer {
-    const lease: Lease = { due: this.#clock.now() + this.#term, expire, cancel: cancelLease };
+    const lease: Lease = {
+      due: this.#clock.now() + this.#term,
+      expire,
+      cancel: cancelLease,
+      counts: this.#counts,
+    };
+    this.#dropEnded();
+    // A long-held lease at the head keeps the ended ones behind it: sweep them out once they
+    // are the majority (amortized: the sweep costs what the adds since the last one did).
+    if (this.kept > 2 * this.#counts.live + 1024) {
+      this.#leases = this.#leases.slice(this.#head).filter((l) => l.expire !== null);
+      this.#head = 0;
+    }
+    this.#counts.live++;
     this.#leases.push(lease);
     this.#arm();
     return lease;
+  }
+
+  /** Entries the queue keeps (ended ones not yet passed included): stays near the live count. */
+  get kept(): number {
+    return this.#leases.length - this.#head;
   }
 
   /** Ends every lease that is due now (what the timer does; for hosts with their own alarms). */
@@ -49,11 +71,20 @@ export class LeaseQueue {
 
   /** Clock time the next live lease falls due, or `null` when there is none. */
   nextDue(): number | null {
-    for (let i = this.#head; i < this.#leases.length; i++) {
-      const lease = this.#leases[i]!;
-      if (lease.expire !== null) return lease.due;
-    }
-    return null;
+    this.#dropEnded();
+    return this.#leases[this.#head]?.due ?? null;
+  }
+
+  /**
+   * Passes the ended (released) leases at the head, so that a busy server
+   * with short-held seats keeps a short queue between two timer firings
+   * (amortized: each lease is passed once). An armed timer may then fire
+   * early; it finds nothing due and arms again.
+   */
+  #dropEnded(): void {
+    const leases = this.#leases;
+    while (this.#head < leases.length && leases[this.#head]!.expire === null) this.#head++;
+    this.#compact();
   }
 
   /** Drops every lease and the timer. */
@@ -62,6 +93,7 @@ export class LeaseQueue {
     this.#timer = null;
     this.#leases = [];
     this.#head = 0;
+    this.#counts = { live: 0 }; // leases of before cancel into the old counts
   }
 
   #arm(): void {
@@ -81,8 +113,10 @@ export class LeaseQueue {
     while (this.#head < leases.length && leases[this.#head]!.due <= now) {
       const lease = leases[this.#head++]!;
       const expire = lease.expire;
+      if (expire === null) continue;
       lease.expire = null;
-      expire?.();
+      this.#counts.live--;
+      expire();
     }
     this.#arm();
   };

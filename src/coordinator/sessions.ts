@@ -74,6 +74,8 @@ export interface Session {
   readonly waiting: number;
   /** True while acquire `id` waits in a queue for its decision. */
   isWaiting(id: number): boolean;
+  /** True while the session holds seat `id`. */
+  holds(id: number): boolean;
   /** Applies a batch of operations, in order (`PROTOCOL.md`, "Operations"). */
   apply(ops: readonly WireOp[]): void;
   /**
@@ -206,6 +208,11 @@ class SessionImpl implements Session {
     }
     if (result instanceof Promise) result.then(decided, failed);
     else decided(result);
+  }
+
+  /** True while the session holds seat `id`. */
+  holds(id: number): boolean {
+    return this.#entries.get(id)?.seat != null;
   }
 
   /** True while acquire `id` waits in a queue for its decision. */

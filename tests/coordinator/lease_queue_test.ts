@@ -43,3 +43,15 @@ Deno.test("a renewal is a new lease at the back; close drops everything", () => 
   assert.deepEqual(expired, [1]);
   assert.equal(clock.pendingTimers, 0);
 });
+
+Deno.test("short-held seats do not pile up between two firings of the lease timer", () => {
+  const clock = new FakeEventClock();
+  const q = new LeaseQueue(clock, 30_000);
+  const live = q.add(() => {}); // the head, armed for 30 s
+  for (let i = 0; i < 100_000; i++) q.add(() => {}).cancel();
+  assert.ok(q.kept < 3_000, `kept ${q.kept}`);
+  live.cancel();
+  assert.equal(q.nextDue(), null);
+  assert.equal(q.kept, 0);
+  q.close();
+});
