@@ -274,6 +274,7 @@ export {
   Histogram,
   HistogramChild,
   type HistogramOptions,
+  mergeExpositions,
   type Metric,
   MetricFamily,
   type MetricOptions,

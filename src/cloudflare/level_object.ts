@@ -95,22 +95,26 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
     super(ctx, env);
     this.#host = new LevelHost({ token: env.APF_TOKEN ?? null });
     const registry = this.#host.metrics.registry;
-    const starts = registry.gauge({
-      name: "apf_level_object_starts",
-      help: "Times this level object started; above 1, it restarted and lost the seats it held",
-    });
-    const granted = registry.gauge({
-      name: "apf_level_object_granted_seats",
-      help: "Seats granted over RPC since the object started",
-    });
-    const abandoned = registry.gauge({
-      name: "apf_level_object_abandoned_requests",
-      help: "Queued RPC callers found gone and dropped, since the object started",
-    });
+    const gauge = (name: string, help: string) =>
+      registry.gauge({ name, help, labelNames: ["priority_level"] });
+    const starts = gauge(
+      "apf_level_object_starts",
+      "Times this level object started; above 1, it restarted and lost the seats it held",
+    );
+    const granted = gauge(
+      "apf_level_object_granted_seats",
+      "Seats granted over RPC since the object started",
+    );
+    const abandoned = gauge(
+      "apf_level_object_abandoned_requests",
+      "Queued RPC callers found gone and dropped, since the object started",
+    );
     registry.onCollect(() => {
-      starts.labels().set(this.#starts);
-      granted.labels().set(this.#host.stats.granted);
-      abandoned.labels().set(this.#host.stats.abandoned);
+      const level = this.#host.level;
+      if (level === null) return;
+      starts.labels(level).set(this.#starts);
+      granted.labels(level).set(this.#host.stats.granted);
+      abandoned.labels(level).set(this.#host.stats.abandoned);
     });
     // One storage write per start, never per request.
     void ctx.blockConcurrencyWhile(async () => {

@@ -9,6 +9,7 @@
  * @module
  */
 
+export { type CloudflareAdminOptions, cloudflareAdminRoutes } from "./admin.ts";
 export {
   CallerLiveness,
   cloudflareCoordinator,

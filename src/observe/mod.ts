@@ -40,6 +40,7 @@ export {
   type RequestDumpDetails,
   type RequestDumpRow,
 } from "./dumps.ts";
+export { mergeExpositions } from "./merge_expositions.ts";
 export {
   dumpSessions,
   dumpSessionsJson,

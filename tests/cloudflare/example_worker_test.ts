@@ -208,7 +208,7 @@ Deno.test({
     for (const res of await Promise.all(slow)) await res.body?.cancel();
     const metrics = await (await worker.durableObject<PriorityLevelObject>("APF_LEVELS", "tenants"))
       .metrics();
-    assert.match(metrics, /^apf_level_object_abandoned_requests 1$/m);
+    assert.match(metrics, /^apf_level_object_abandoned_requests\{priority_level="tenants"\} 1$/m);
   },
 });
 
@@ -330,5 +330,52 @@ Deno.test({
     assert.deepEqual([...coordinator.connections.keys()].sort(), ["catch-all", "tenants"]);
     await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === 0);
     limiter.close();
+  },
+});
+
+Deno.test({
+  name: "example Worker: operators read every level object's metrics and dumps in one place",
+  ...MINIFLARE_TEST_OPTIONS,
+  fn: async () => {
+    await using worker = await start();
+    for (const key of ["key-mouse", "key-cron"]) await (await get(worker, "/", key)).body?.cancel();
+    const auth = { headers: { Authorization: `Bearer ${TOKEN}` } };
+    const denied = await worker.fetch("/apf/metrics");
+    assert.equal(denied.status, 403);
+    await denied.body?.cancel();
+    const metrics = await (await worker.fetch("/apf/metrics", auth)).text();
+    for (const level of ["tenants", "batch"]) {
+      assert.match(
+        metrics,
+        new RegExp(
+          `^apiserver_flowcontrol_dispatched_requests_total\\{[^}]*priority_level="${level}"[^}]*\\} 1$`,
+          "m",
+        ),
+      );
+      assert.match(
+        metrics,
+        new RegExp(`^apf_level_object_starts\\{priority_level="${level}"\\} 1$`, "m"),
+      );
+    }
+    assert.equal(metrics.match(/^# TYPE apiserver_flowcontrol_seat_fair_frac gauge$/gm)?.length, 1);
+    assert.equal(metrics.match(/^# HELP apf_level_object_starts /gm)?.length, 1, "families merged");
+    const levels = await (await worker.fetch(
+      "/apf/debug/api_priority_and_fairness/dump_priority_levels?format=json",
+      auth,
+    )).json() as Array<{ priorityLevelName: string; dispatchedRequests: number }>;
+    const dispatched = Object.fromEntries(
+      levels.map((l) => [l.priorityLevelName, l.dispatchedRequests]),
+    );
+    assert.equal(dispatched.tenants, 1);
+    assert.equal(dispatched.batch, 1);
+    const text =
+      await (await worker.fetch("/apf/debug/api_priority_and_fairness/dump_queues", auth))
+        .text();
+    assert.match(text, /^PriorityLevelName,\s+Index,/);
+    const sessions = await worker.fetch(
+      "/apf/debug/api_priority_and_fairness/dump_sessions?level=tenants",
+      auth,
+    );
+    assert.match(await sessions.text(), /^SessionID,\s+Client,\s+State,/);
   },
 });

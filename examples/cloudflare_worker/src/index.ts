@@ -12,15 +12,21 @@
  * - `GET /` and `GET /slow?ms=N`: the app (`/slow` holds its seat N ms).
  * - `GET /apf/ws?level=NAME`: a WebSocket for `connectCoordinator()` from a
  *   Deno or Deno Deploy app (protocol v1; the token is `APF_TOKEN`).
- * - `PUT /apf/config` (manifests in the body) and `POST /apf/adjust`: for
- *   operators, with `Authorization: Bearer $APF_TOKEN`.
+ * - `PUT /apf/config` (manifests in the body), `POST /apf/adjust`,
+ *   `GET /apf/metrics` and `GET /apf/debug/api_priority_and_fairness/dump_*`:
+ *   for operators, with `Authorization: Bearer $APF_TOKEN`.
  *
  * @module
  */
 
 import { Hono } from "hono";
 import { apf, type ApfEnv as ApfVariables } from "@apf/edge/hono";
-import { type ApfEnv, cloudflareCoordinator, configurationFromEnv } from "@apf/edge/cloudflare";
+import {
+  type ApfEnv,
+  cloudflareAdminRoutes,
+  cloudflareCoordinator,
+  configurationFromEnv,
+} from "@apf/edge/cloudflare";
 
 // The Durable Object classes must be exported by the Worker's entry module.
 export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
@@ -61,6 +67,8 @@ app.post("/apf/adjust", async (c) => {
   const adjustment = await c.env.APF_CONTROLLER.getByName("controller").adjust();
   return c.json(adjustment);
 });
+// Metrics and dumps of every level object: /apf/metrics, /apf/debug/api_priority_and_fairness/dump_*.
+app.route("/apf", cloudflareAdminRoutes({ authorize: authorized }));
 app.get("/apf/ws", (c) => {
   const level = c.req.query("level");
   if (level === undefined) return c.text("Missing ?level=NAME\n", 400);
