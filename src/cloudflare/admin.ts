@@ -74,10 +74,10 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
   const envOf = options.env ?? ((c: Context<E>) => c.env as ApfEnv);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const app = new Hono<E>();
-  app.use(async (c, next) => {
-    if ((await options.authorize(c)) !== true) return c.text("Forbidden\n", 403);
-    await next();
-  });
+  // Per route, not a middleware: mounted at a prefix, a middleware would also guard the
+  // app's other routes under it.
+  const guarded = (handle: (c: Context<E>) => Promise<Response>) => async (c: Context<E>) =>
+    (await options.authorize(c)) === true ? handle(c) : c.text("Forbidden\n", 403);
 
   /** The levels of the controller's configuration, and its last fair fraction. */
   const levelsOf = async (env: ApfEnv) => {
@@ -94,32 +94,35 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
     };
   };
 
-  app.get("/metrics", async (c) => {
-    const env = envOf(c);
-    const { names, fairFraction } = await levelsOf(env);
-    const texts = await Promise.all(
-      names.map((name) => withTimeout(env.APF_LEVELS.getByName(name).metrics(), timeoutMs)),
-    );
-    // Each object's fair fraction is its own (0); the controller's is the one that counts.
-    const strip = (text: string) =>
-      text.split("\n").filter((l) => !l.includes(FAIR_FRACTION)).join("\n");
-    const controller = `# HELP ${FAIR_FRACTION} [ALPHA] Fair fraction of server's concurrency ` +
-      `to allocate to each priority level that can use it\n# TYPE ${FAIR_FRACTION} gauge\n` +
-      `${FAIR_FRACTION} ${fairFraction}\n`;
-    const missing = names.filter((_, i) => texts[i] === undefined);
-    const body = mergeExpositions([
-      ...texts.flatMap((t) => t === undefined ? [] : [strip(t)]),
-      controller,
-    ]);
-    return c.body(
-      body +
-        (missing.length === 0
-          ? ""
-          : `# level objects that did not answer: ${missing.join(", ")}\n`),
-      200,
-      { "Content-Type": PROMETHEUS_CONTENT_TYPE },
-    );
-  });
+  app.get(
+    "/metrics",
+    guarded(async (c) => {
+      const env = envOf(c);
+      const { names, fairFraction } = await levelsOf(env);
+      const texts = await Promise.all(
+        names.map((name) => withTimeout(env.APF_LEVELS.getByName(name).metrics(), timeoutMs)),
+      );
+      // Each object's fair fraction is its own (0); the controller's is the one that counts.
+      const strip = (text: string) =>
+        text.split("\n").filter((l) => !l.includes(FAIR_FRACTION)).join("\n");
+      const controller = `# HELP ${FAIR_FRACTION} [ALPHA] Fair fraction of server's concurrency ` +
+        `to allocate to each priority level that can use it\n# TYPE ${FAIR_FRACTION} gauge\n` +
+        `${FAIR_FRACTION} ${fairFraction}\n`;
+      const missing = names.filter((_, i) => texts[i] === undefined);
+      const body = mergeExpositions([
+        ...texts.flatMap((t) => t === undefined ? [] : [strip(t)]),
+        controller,
+      ]);
+      return c.body(
+        body +
+          (missing.length === 0
+            ? ""
+            : `# level objects that did not answer: ${missing.join(", ")}\n`),
+        200,
+        { "Content-Type": PROMETHEUS_CONTENT_TYPE },
+      );
+    }),
+  );
 
   const snapshotOf = async (
     env: ApfEnv,
@@ -144,35 +147,49 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
     };
   };
 
-  app.get(`${DEBUG_PREFIX}/dump_priority_levels`, async (c) => {
-    const s = await snapshotOf(envOf(c), false);
-    return c.req.query("format") === "json"
-      ? c.json(dumpPriorityLevelsJson(s))
-      : c.text(dumpPriorityLevels(s));
-  });
-  app.get(`${DEBUG_PREFIX}/dump_queues`, async (c) => {
-    const s = await snapshotOf(envOf(c), false);
-    return c.req.query("format") === "json" ? c.json(dumpQueuesJson(s)) : c.text(dumpQueues(s));
-  });
-  app.get(`${DEBUG_PREFIX}/dump_requests`, async (c) => {
-    const s = await snapshotOf(envOf(c), true);
-    const includeRequestDetails = (c.req.query("includeRequestDetails") ?? "") !== "";
-    return c.req.query("format") === "json"
-      ? c.json(dumpRequestsJson(s, { includeRequestDetails }))
-      : c.text(dumpRequests(s, { includeRequestDetails }));
-  });
-  app.get(`${DEBUG_PREFIX}/dump_sessions`, async (c) => {
-    const level = c.req.query("level");
-    if (level === undefined || level === "") return c.text("Missing ?level=NAME\n", 400);
-    const sessions = await withTimeout(
-      envOf(c).APF_LEVELS.getByName(level).sessions(),
-      timeoutMs,
-    );
-    if (sessions === undefined) return c.text(`The level object ${level} did not answer\n`, 504);
-    if (sessions === null) return c.text(`The level object ${level} has served nobody yet\n`, 404);
-    return c.req.query("format") === "json"
-      ? c.json(dumpSessionsJson(sessions))
-      : c.text(dumpSessions(sessions));
-  });
+  app.get(
+    `${DEBUG_PREFIX}/dump_priority_levels`,
+    guarded(async (c) => {
+      const s = await snapshotOf(envOf(c), false);
+      return c.req.query("format") === "json"
+        ? c.json(dumpPriorityLevelsJson(s))
+        : c.text(dumpPriorityLevels(s));
+    }),
+  );
+  app.get(
+    `${DEBUG_PREFIX}/dump_queues`,
+    guarded(async (c) => {
+      const s = await snapshotOf(envOf(c), false);
+      return c.req.query("format") === "json" ? c.json(dumpQueuesJson(s)) : c.text(dumpQueues(s));
+    }),
+  );
+  app.get(
+    `${DEBUG_PREFIX}/dump_requests`,
+    guarded(async (c) => {
+      const s = await snapshotOf(envOf(c), true);
+      const includeRequestDetails = (c.req.query("includeRequestDetails") ?? "") !== "";
+      return c.req.query("format") === "json"
+        ? c.json(dumpRequestsJson(s, { includeRequestDetails }))
+        : c.text(dumpRequests(s, { includeRequestDetails }));
+    }),
+  );
+  app.get(
+    `${DEBUG_PREFIX}/dump_sessions`,
+    guarded(async (c) => {
+      const level = c.req.query("level");
+      if (level === undefined || level === "") return c.text("Missing ?level=NAME\n", 400);
+      const sessions = await withTimeout(
+        envOf(c).APF_LEVELS.getByName(level).sessions(),
+        timeoutMs,
+      );
+      if (sessions === undefined) return c.text(`The level object ${level} did not answer\n`, 504);
+      if (sessions === null) {
+        return c.text(`The level object ${level} has served nobody yet\n`, 404);
+      }
+      return c.req.query("format") === "json"
+        ? c.json(dumpSessionsJson(sessions))
+        : c.text(dumpSessions(sessions));
+    }),
+  );
   return app;
 }
