@@ -14,22 +14,13 @@
  */
 
 import { Hono } from "hono";
+import { BENCH_REQUESTS } from "./_bench_requests.ts";
 import type { ApfEnv } from "../src/cloudflare/env.ts";
 import type { WorkerdResponse } from "../src/cloudflare/_workers_types.d.ts";
 
 export { ControllerObject, PriorityLevelObject } from "../src/cloudflare/mod.ts";
 
-const mix = (x: number) => {
-  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-  return (x ^ (x >>> 16)) >>> 0;
-};
-const requests = Array.from({ length: 1024 }, (_, i) => ({
-  priorityLevel: "bench",
-  flowSchema: "bench",
-  flowHash: { hi: mix(2 * i + 1), lo: mix(2 * i + 2) },
-  distinguisher: `user-${i}`,
-}));
+const requests = BENCH_REQUESTS;
 const req = (i: number) => requests[i % requests.length]!;
 
 const app = new Hono<{ Bindings: ApfEnv }>();

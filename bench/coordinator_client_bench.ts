@@ -19,6 +19,8 @@
  * @module
  */
 
+import { BENCH_REQUESTS } from "./_bench_requests.ts";
+
 const [portArg, modeArg, inflightArg, warmupArg, durationArg, name = "bench-client"] = Deno.args;
 const mode = modeArg === "unbatched" ? "unbatched" : "batched";
 if (modeArg !== mode) throw new TypeError(`Cannot bench: mode must be batched or unbatched`);
@@ -28,18 +30,7 @@ const durationMs = Number(durationArg ?? 10_000);
 /** `raw` (default): a minimal client on `Deno.connect` with TCP_NODELAY; `deno`: Deno's `WebSocket`. */
 const transport = Deno.env.get("APF_BENCH_WS") === "deno" ? "deno" : "raw";
 
-/** `count` well-spread flow hashes (splitmix32-style), so acquires spread over the queues. */
-const mix = (x: number) => {
-  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-  return (x ^ (x >>> 16)) >>> 0;
-};
-const requests = Array.from({ length: 1024 }, (_, i) => ({
-  priorityLevel: "bench",
-  flowSchema: "bench",
-  flowHash: { hi: mix(2 * i + 1), lo: mix(2 * i + 2) },
-  distinguisher: `user-${i}`,
-}));
+const requests = BENCH_REQUESTS;
 
 /** The part of a WebSocket this bench uses. */
 interface Socket {

@@ -12,6 +12,7 @@ import { connectPerLevel } from "../../src/coordinator/per_level_client.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { noDelayWebSocket } from "../../src/deno/mod.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
+import { eventually } from "./_eventually.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
 
 const level = (name: string, shares: number, lendablePercent: number) => `
@@ -89,16 +90,6 @@ async function levelState(worker: StartedWorker, name: string): Promise<LevelSta
     waiting: level.queueSet.waitingRequests,
     seatsInUse: level.queueSet.seatsInUse,
   };
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 3000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) assert.fail(`still ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const get = (worker: StartedWorker, path: string, key?: string) =>

@@ -1,21 +1,7 @@
 import assert from "node:assert/strict";
+import { eventually } from "./_eventually.ts";
 import { MINIFLARE_TEST_OPTIONS, startWorker } from "./_miniflare.ts";
 import type { SmokeObject, SmokeStats } from "./_fixtures/smoke_worker.ts";
-
-/** Polls `read` every 10 ms until `done` holds of its value; fails after `timeoutMs`. */
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 2_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`still ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** The stats of an object nothing happened to. */
 const NONE: SmokeStats = {
