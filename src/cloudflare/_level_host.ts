@@ -5,7 +5,8 @@
  * ({@linkcode SessionHost}), an RPC session whose seats are addressed by id,
  * and liveness checks of queued RPC callers. `level_object.ts` wraps it in
  * `DurableObject`/`RpcTarget` classes; tests drive it on a fake clock.
- * Internal to the Cloudflare adapter.
+ * Internal to the Cloudflare adapter, except for its types, which
+ * `PriorityLevelObject.createHost` (the seam of a subclass) names.
  *
  * @module
  */
@@ -115,6 +116,7 @@ export class LevelHost {
   #waiters = new Map<number, Waiter>();
   #connections = new Set<ServerConnection>();
 
+  /** A host that serves no level until its first {@linkcode LevelHost.update}. */
   constructor(options: LevelHostOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#options = options;
@@ -270,6 +272,12 @@ export class LevelHost {
   /** Clock time of the next lease to fall due, or `null` when no seat is held. */
   nextLeaseDue(): number | null {
     return this.#host?.nextLeaseDue() ?? null;
+  }
+
+  /** Milliseconds until the next lease falls due (0 when overdue), or `null` when no seat is held. */
+  nextLeaseInMs(): number | null {
+    const due = this.nextLeaseDue();
+    return due === null ? null : Math.max(0, due - this.#clock.now());
   }
 
   /**

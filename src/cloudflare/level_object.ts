@@ -18,7 +18,13 @@ import type { Rejected, SeatRequest } from "../coordinator/types.ts";
 import { MAX_BATCH } from "../coordinator/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
-import { type LevelConnection, LevelHost, type LevelUpdate, type Liveness } from "./_level_host.ts";
+import {
+  type LevelConnection,
+  LevelHost,
+  type LevelHostOptions,
+  type LevelUpdate,
+  type Liveness,
+} from "./_level_host.ts";
 import type {
   DurableObjectState,
   WebSocketPairConstructor,
@@ -93,7 +99,7 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
   /** Created by the runtime. */
   constructor(ctx: DurableObjectState, env: ApfEnv) {
     super(ctx, env);
-    this.#host = new LevelHost({ token: env.APF_TOKEN ?? null });
+    this.#host = this.createHost({ token: env.APF_TOKEN ?? null });
     const registry = this.#host.metrics.registry;
     const gauge = (name: string, help: string) =>
       registry.gauge({ name, help, labelNames: ["priority_level"] });
@@ -121,6 +127,34 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
       this.#starts = ((await ctx.storage.get<number>("starts")) ?? 0) + 1;
       await ctx.storage.put("starts", this.#starts);
     });
+  }
+
+  /**
+   * Makes the {@linkcode LevelHost} this object serves with; the
+   * constructor calls it once, with the options it reads from `env`. The
+   * default is `new LevelHost(options)`: the system clock, seats leased for
+   * 30 s, the configuration the controller pushes. A subclass overrides it
+   * to serve with other options (a fake clock in tests, another lease
+   * term): `return super.createHost({ ...options, leaseMs: 60_000 })`.
+   *
+   * It runs inside the base constructor, before the subclass's own fields
+   * exist: keep nothing on `this` from here, and reach the host later
+   * through {@linkcode PriorityLevelObject.host}.
+   *
+   * @param options What the object configured: the WebSocket clients' token.
+   * @returns The host; the object never replaces it.
+   */
+  protected createHost(options: LevelHostOptions): LevelHost {
+    return new LevelHost(options);
+  }
+
+  /**
+   * The host made by {@linkcode PriorityLevelObject.createHost}, for a
+   * subclass: for example to configure it with `update()` without a
+   * controller, given a `resolve` option that supplies the configuration.
+   */
+  protected get host(): LevelHost {
+    return this.#host;
   }
 
   /**
@@ -286,9 +320,10 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
   /** An alarm at the next lease's end, as a net under the in-memory lease timer. */
   async #armAlarm(): Promise<void> {
     if (this.#alarmAt !== null) return;
-    const due = this.#host.nextLeaseDue();
-    if (due === null) return;
-    const at = Date.now() + Math.max(0, due - performance.now());
+    const delay = this.#host.nextLeaseInMs();
+    if (delay === null) return;
+    // On the host's clock, which need not be the system clock (see createHost).
+    const at = Date.now() + delay;
     this.#alarmAt = at;
     await this.ctx.storage.setAlarm(at);
   }

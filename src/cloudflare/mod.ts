@@ -26,4 +26,12 @@ export {
   SeatTarget,
 } from "./level_object.ts";
 export type { ConfigurationSource, StoredConfiguration } from "./_controller_host.ts";
-export type { LevelUpdate, Liveness } from "./_level_host.ts";
+export type {
+  HostAdmission,
+  LevelConnection,
+  LevelHost,
+  LevelHostOptions,
+  LevelHostStats,
+  LevelUpdate,
+  Liveness,
+} from "./_level_host.ts";

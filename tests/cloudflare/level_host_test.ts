@@ -129,17 +129,20 @@ Deno.test("seats neither released nor renewed expire; the alarm's sweep takes ba
   const { clock, host, update } = setup({ leaseMs: 1000 });
   update();
   assert.equal(host.nextLeaseDue(), null);
+  assert.equal(host.nextLeaseInMs(), null);
   const a = await host.acquire(req);
   const b = await host.acquire(req);
   assert.ok(a.admitted && b.admitted);
   assert.equal(host.nextLeaseDue(), 1000);
   clock.advance(600);
+  assert.equal(host.nextLeaseInMs(), 400, "on the host's clock");
   assert.equal(host.renew(b.seatId), true);
   clock.advance(400);
   await settle();
   assert.equal(levelOf(host).queueSet.seatsInUse, 1, "a expired, b renewed");
   assert.equal(host.renew(a.seatId), false);
   assert.equal(host.nextLeaseDue(), 1600);
+  assert.equal(host.nextLeaseInMs(), 600);
   host.expireDue(); // nothing due yet
   assert.equal(levelOf(host).queueSet.seatsInUse, 1);
   const sessions = host.sessionsSnapshot()!;

@@ -54,3 +54,15 @@ export function configOf(
     serverConcurrencyLimit,
   });
 }
+
+/** The limit of every limited level of the conformance suite's configuration. */
+export const CONFORMANCE_LIMIT = 2;
+
+/** The conformance suite's configuration (see `_conformance.ts`). */
+export function conformanceConfiguration(): EffectiveConfiguration {
+  return configOf(6, [
+    limited("catch-all"),
+    limited("queued", { queuing: { queues: 1, handSize: 1, queueLengthLimit: 3 } }),
+    limited("sharded", { queuing: { queues: 8, handSize: 2, queueLengthLimit: 3 } }),
+  ]);
+}

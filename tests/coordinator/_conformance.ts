@@ -30,7 +30,7 @@ import type {
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { FlowHash } from "../../src/fairqueuing/types.ts";
-import { configOf, limited } from "./_config.ts";
+import { CONFORMANCE_LIMIT, conformanceConfiguration } from "./_config.ts";
 
 /** What a factory hands the suite. */
 export interface ConformanceHarness {
@@ -56,17 +56,8 @@ export type ConformanceFactory = (
   clock: FakeEventClock,
 ) => ConformanceHarness;
 
-/** The limit of every limited level of the suite's configuration. */
-export const CONFORMANCE_LIMIT = 2;
-
-/** The suite's configuration (see the module doc). */
-export function conformanceConfiguration(): EffectiveConfiguration {
-  return configOf(6, [
-    limited("catch-all"),
-    limited("queued", { queuing: { queues: 1, handSize: 1, queueLengthLimit: 3 } }),
-    limited("sharded", { queuing: { queues: 8, handSize: 2, queueLengthLimit: 3 } }),
-  ]);
-}
+// In _config.ts (no node:assert there), for the Worker of the Durable Objects' run.
+export { CONFORMANCE_LIMIT, conformanceConfiguration } from "./_config.ts";
 
 const halves = (h: bigint): FlowHash => ({ hi: Number(h >> 32n), lo: Number(h & 0xffffffffn) });
 
@@ -209,13 +200,26 @@ async function assertAllSeatsFree(ctx: Ctx, [f1]: FlowHash[]): Promise<void> {
 }
 
 /**
+ * Options of every case's `Deno.test`: a harness sharing a resource across
+ * cases (a workerd process) turns the sanitizers off.
+ */
+export type ConformanceTestOptions = Pick<
+  Deno.TestDefinition,
+  "sanitizeOps" | "sanitizeResources"
+>;
+
+/**
  * Registers the conformance cases of the coordinator built by `make`, named
  * `"<name> conformance: <case>"`.
  */
-export function coordinatorConformance(name: string, make: ConformanceFactory): void {
+export function coordinatorConformance(
+  name: string,
+  make: ConformanceFactory,
+  options: ConformanceTestOptions = {},
+): void {
   const flows = disjointFlows();
   const test = (title: string, body: (ctx: Ctx, flows: [FlowHash, FlowHash]) => Promise<void>) =>
-    Deno.test(`${name} conformance: ${title}`, async () => {
+    Deno.test({ name: `${name} conformance: ${title}`, ...options }, async () => {
       const clock = new FakeEventClock();
       const h = make(conformanceConfiguration(), clock);
       const ctx = makeCtx(h, clock);
