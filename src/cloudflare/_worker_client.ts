@@ -32,7 +32,7 @@ import type { LevelUpdate, Liveness } from "./_level_host.ts";
 
 /** A seat as a level object hands it over RPC. */
 export interface SeatRpc {
-  release(executionMs?: number): unknown;
+  release(options?: { executionMs?: number }): unknown;
   initialized(): unknown;
   renew(): boolean | Promise<boolean>;
 }
@@ -279,7 +279,7 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
           // Answered already (deadline, abort): a seat granted now goes back at once.
           if (a.admitted) {
             this.stats.lateReleases++;
-            finish(a.seat, (stub) => stub.release(0));
+            finish(a.seat, (stub) => stub.release({ executionMs: 0 }));
           }
           return;
         }
@@ -307,14 +307,17 @@ export class WorkerCoordinator implements Coordinator, SeatOwner {
   }
 
   /** A seat ended (from {@linkcode RemoteSeat}): tell its level object. */
-  ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void {
+  ended(seat: RemoteSeat, measured: number | null, initialized: boolean): void {
     const held = this.#held.get(seat.id);
     if (held === undefined) return;
     this.#held.delete(seat.id);
     held.renew?.cancel();
-    if (initialized) finish(held.stub, (stub) => stub.initialized());
-    else {finish(held.stub, (stub) =>
-        stub.release(executionMs ?? this.#clock.now() - held.grantedAt));}
+    if (initialized) {
+      finish(held.stub, (stub) => stub.initialized());
+      return;
+    }
+    const executionMs = measured ?? this.#clock.now() - held.grantedAt;
+    finish(held.stub, (stub) => stub.release({ executionMs }));
   }
 
   /** Stops the local limiter; held seats stay with their objects until released. */

@@ -14,7 +14,7 @@
 // @ts-types="./_workers_types.d.ts"
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
-import type { Rejected, SeatRequest } from "../coordinator/types.ts";
+import type { Rejected, ReleaseOptions, SeatRequest } from "../coordinator/types.ts";
 import { MAX_BATCH } from "../coordinator/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
@@ -62,11 +62,16 @@ export class SeatTarget extends RpcTarget {
     this.#id = id;
   }
 
-  /** Gives the seat back; `executionMs` is measured by the Worker. False after the first time. */
-  release(executionMs?: number): boolean {
+  /**
+   * Gives the seat back, with the execution time the Worker measured
+   * (workerd's clock stands still while a request computes). False after the
+   * first time.
+   */
+  release(options?: ReleaseOptions): boolean {
     if (this.#done) return false;
     this.#done = true;
-    this.#host.release(this.#id, executionMs);
+    const ms = typeof options === "object" && options !== null ? options.executionMs : undefined;
+    this.#host.release(this.#id, typeof ms === "number" ? ms : undefined);
     return true;
   }
 

@@ -25,7 +25,7 @@ export function levelRpc(host: LevelHost): LevelRpc {
         waitedMs: a.waitedMs,
         leaseMs: a.leaseMs,
         seat: {
-          release: (ms?: number) => host.release(id, ms),
+          release: (o?: { executionMs?: number }) => host.release(id, o?.executionMs),
           initialized: () => host.initialized(id),
           renew: () => host.renew(id),
         },

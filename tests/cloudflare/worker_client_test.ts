@@ -69,7 +69,7 @@ Deno.test("a stalled level object: the policy answers at the wait limit plus the
     waitedMs: 2600,
     leaseMs: 30_000,
     seat: {
-      release: (ms?: number) => released.push(ms ?? -1),
+      release: (o?: { executionMs?: number }) => released.push(o?.executionMs ?? -1),
       initialized: () => {},
       renew: () => true,
     },
