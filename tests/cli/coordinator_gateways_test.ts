@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { sleep, testUpstream } from "../deno/_helpers.ts";
+import { flood, sleep, testUpstream } from "../deno/_helpers.ts";
 import { readUntil, spawnApf } from "./_run.ts";
 
 type Apf = ReturnType<typeof spawnApf>;
@@ -81,30 +81,14 @@ Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bo
     })) as [string, string];
 
     // An elephant floods through a; mice come through b, one request at a time each.
-    let running = true;
-    const elephant = { served: 0, rejected: 0 };
-    const elephantLoops = Array.from({ length: 12 }, async () => {
-      while (running) {
-        const { res } = await get(a, "/big", "elephant");
-        if (res.status === 429) {
-          elephant.rejected++;
-          assert.ok(Number(res.headers.get("Retry-After")) >= 1);
-          await sleep(20);
-        } else {
-          assert.equal(res.status, 200);
-          assert.equal(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
-          elephant.served++;
-        }
-      }
-    });
+    const elephant = flood(`${a}/big`, "elephant");
     await sleep(100);
     const mice = await Promise.all([1, 2, 3].map(async (m) => {
       const statuses: number[] = [];
       for (let i = 0; i < 8; i++) statuses.push((await get(b, "/small", `mouse-${m}`)).res.status);
       return statuses;
     }));
-    running = false;
-    await Promise.all(elephantLoops);
+    await elephant.stop();
     assert.deepEqual(mice.flat().filter((s) => s !== 200), [], "every mouse request served");
     assert.ok(elephant.rejected > 0, "the elephant was held to its share");
     assert.ok(elephant.served > 0);

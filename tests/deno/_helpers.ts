@@ -1,5 +1,6 @@
 /** Helpers of the gateway tests: a test upstream on loopback, sleeps, configurations. */
 
+import assert from "node:assert/strict";
 import {
   type EffectiveConfiguration,
   effectiveConfiguration,
@@ -138,4 +139,50 @@ spec:
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+}
+
+/** What {@linkcode flood} did, and how to stop it. */
+export interface Flood {
+  /** Requests served (200) and refused (429 with Retry-After). */
+  readonly served: number;
+  readonly rejected: number;
+  /** Stops the loops and waits for their last requests. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `loops` closed loops of user `user` against `url` (level `tenants` of
+ * {@linkcode tenantsManifest}): each 200 counts as served, each 429 (with
+ * Retry-After) as rejected and pauses the loop 20 ms.
+ */
+export function flood(url: string, user: string, loops = 12): Flood {
+  let running = true;
+  const counts = { served: 0, rejected: 0 };
+  const all = Array.from({ length: loops }, async () => {
+    while (running) {
+      const res = await fetch(url, { headers: { "X-Remote-User": user } });
+      await res.body?.cancel();
+      if (res.status === 429) {
+        counts.rejected++;
+        assert.ok(Number(res.headers.get("Retry-After")) >= 1);
+        await sleep(20);
+      } else {
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
+        counts.served++;
+      }
+    }
+  });
+  return {
+    get served() {
+      return counts.served;
+    },
+    get rejected() {
+      return counts.rejected;
+    },
+    async stop() {
+      running = false;
+      await Promise.all(all);
+    },
+  };
 }

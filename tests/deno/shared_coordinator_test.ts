@@ -3,7 +3,7 @@ import { connectCoordinator } from "../../src/coordinator/client.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
 import { serveGateway } from "../../src/deno/gateway.ts";
-import { sleep, tenantsManifest, testUpstream } from "./_helpers.ts";
+import { flood, sleep, tenantsManifest, testUpstream } from "./_helpers.ts";
 
 async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
   const end = Date.now() + ms;
@@ -53,23 +53,7 @@ Deno.test("two gateways share one coordinator: mice stay served, the upstream ne
     )!.currentLimit;
     const [a, b] = gateways.map((g) => `http://127.0.0.1:${g.addr.port}`);
 
-    let running = true;
-    const elephant = { served: 0, rejected: 0 };
-    const elephantLoops = Array.from({ length: 12 }, async () => {
-      while (running) {
-        const res = await fetch(`${a}/big`, { headers: { "X-Remote-User": "elephant" } });
-        await res.body?.cancel();
-        if (res.status === 429) {
-          elephant.rejected++;
-          assert.ok(Number(res.headers.get("Retry-After")) >= 1);
-          await sleep(20);
-        } else {
-          assert.equal(res.status, 200);
-          assert.equal(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"), "tenants-uid");
-          elephant.served++;
-        }
-      }
-    });
+    const elephant = flood(`${a}/big`, "elephant");
     const mice = await Promise.all([1, 2, 3].map(async (m) => {
       const statuses: number[] = [];
       for (let i = 0; i < 8; i++) {
@@ -79,8 +63,7 @@ Deno.test("two gateways share one coordinator: mice stay served, the upstream ne
       }
       return statuses;
     }));
-    running = false;
-    await Promise.all(elephantLoops);
+    await elephant.stop();
     assert.deepEqual(mice.flat().filter((s) => s !== 200), [], "every mouse request served");
     assert.ok(elephant.rejected > 0, "the elephant was held to its share");
     assert.ok(
