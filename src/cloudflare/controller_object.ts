@@ -62,20 +62,26 @@ export class ControllerObject extends DurableObject<ApfEnv> {
         },
         initial,
       });
-    this.#host = host(configurationFromEnv(env));
+    const source = configurationFromEnv(env);
+    this.#host = host(source);
     const started = ctx.blockConcurrencyWhile(async () => {
-      try {
-        await this.#host.start();
-      } catch (e) {
-        // Requests must keep flowing: serve the built-in configuration, and say why.
-        console.error(
-          `apf: APF_CONFIG is invalid, serving the built-in configuration: ${
-            e instanceof Error ? e.message : String(e)
-          }`,
-        );
-        this.#host = host({});
-        await this.#host.start();
+      // Requests must keep flowing: without a valid APF_CONFIG (and nothing stored), serve the
+      // built-in configuration with the deployment's other settings, else the bare built-in one.
+      const { manifests: _, ...settings } = source;
+      for (const fallback of [settings, {}]) {
+        try {
+          await this.#host.start();
+          return;
+        } catch (e) {
+          console.error(
+            `apf: the configuration from env is invalid, serving the built-in one: ${
+              e instanceof Error ? e.message : String(e)
+            }`,
+          );
+          this.#host = host(fallback);
+        }
       }
+      await this.#host.start();
     });
     // A deploy that changed APF_CONFIG wins over what was stored; level objects hear it.
     this.#ready = started.then(async () => {
