@@ -6,20 +6,13 @@ import {
   type StoredConfiguration,
 } from "../../src/cloudflare/_controller_host.ts";
 import { LevelHost } from "../../src/cloudflare/_level_host.ts";
+import { queuingLevel } from "./_manifests.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 
 const manifests = (names: string[]) =>
-  names.map((name) => `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: { name: ${name} }
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 50
-    lendablePercent: 50
-    limitResponse: { type: Queue, queuing: { queues: 1, handSize: 1, queueLengthLimit: 100 } }
-`).join("---\n");
+  names.map((name) =>
+    queuingLevel(name, { lendablePercent: 50, queues: 1, handSize: 1, queueLengthLimit: 100 })
+  ).join("\n");
 
 function memoryStore(): ConfigurationStore & { value: StoredConfiguration | undefined } {
   const store = {

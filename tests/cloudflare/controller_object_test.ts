@@ -7,31 +7,13 @@
 import assert from "node:assert/strict";
 import type { ControllerObject } from "../../src/cloudflare/controller_object.ts";
 import { eventually } from "./_eventually.ts";
+import { byUserSchema, queuingLevel } from "./_manifests.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
 
 const TOKEN = "a-test-token-of-some-length";
 
-const level = (name: string) => `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: { name: ${name} }
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 50
-    limitResponse: { type: Queue, queuing: { queues: 8, handSize: 2, queueLengthLimit: 5 } }
----
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: { name: ${name} }
-spec:
-  priorityLevelConfiguration: { name: ${name} }
-  matchingPrecedence: 1000
-  distinguisherMethod: { type: ByUser }
-  rules:
-    - subjects: [{ kind: Group, group: { name: system:authenticated } }]
-      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
-`;
+const level = (name: string) =>
+  queuingLevel(name) + byUserSchema(name, 1000, "system:authenticated");
 
 function start(config: string, persist: string): Promise<StartedWorker> {
   return startWorker({

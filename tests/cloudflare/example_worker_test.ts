@@ -13,44 +13,24 @@ import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { noDelayWebSocket } from "../../src/deno/mod.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
 import { eventually } from "./_eventually.ts";
+import { byUserSchema, queuingLevel } from "./_manifests.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
-
-const level = (name: string, shares: number, lendablePercent: number) => `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: { name: ${name}, uid: ${name}-uid }
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: ${shares}
-    lendablePercent: ${lendablePercent}
-    limitResponse:
-      type: Queue
-      queuing: { queues: 64, handSize: 1, queueLengthLimit: 3 }
----`;
-
-const schema = (name: string, precedence: number, group: string) => `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: { name: ${name} }
-spec:
-  priorityLevelConfiguration: { name: ${name} }
-  matchingPrecedence: ${precedence}
-  distinguisherMethod: { type: ByUser }
-  rules:
-    - subjects: [{ kind: Group, group: { name: "${group}" } }]
-      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
----`;
 
 /**
  * ServerCL 10: tenants and batch have 5 seats each (NominalCL); tenants lends none (its limit
  * is 5 or more), batch lends half. catch-all has 1.
  */
 const APF_CONFIG = [
-  level("tenants", 45, 0),
-  level("batch", 45, 50),
-  schema("batch", 500, "batch"),
-  schema("tenants", 1000, "system:authenticated"),
+  queuingLevel("tenants", { shares: 45, queues: 64, handSize: 1, queueLengthLimit: 3 }),
+  queuingLevel("batch", {
+    shares: 45,
+    lendablePercent: 50,
+    queues: 64,
+    handSize: 1,
+    queueLengthLimit: 3,
+  }),
+  byUserSchema("batch", 500, "batch"),
+  byUserSchema("tenants", 1000, "system:authenticated"),
 ].join("\n");
 
 const API_KEYS = JSON.stringify({
