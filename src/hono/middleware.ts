@@ -123,7 +123,11 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   const anonymous = anonymousUser();
 
   const middleware = async function apf(c: Context<E>, next: () => Promise<void>) {
-    if (first !== null) await first();
+    if (first !== null) {
+      // Only the first attempt is waited for: a source that is down answers by its policy.
+      await first();
+      first = null;
+    }
     const raw = c.req.raw;
     let user: UserInfo = anonymous;
     if (identify !== undefined) {
