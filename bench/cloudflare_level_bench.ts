@@ -9,32 +9,13 @@
  * @module
  */
 
+import { byUserSchema, queuingLevel } from "../tests/cloudflare/_manifests.ts";
 import { startWorker } from "../tests/cloudflare/_miniflare.ts";
 
 const rounds = Number(Deno.args[0] ?? 3);
-const level = `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: { name: bench }
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 100
-    limitResponse:
-      type: Queue
-      queuing: { queues: 128, handSize: 6, queueLengthLimit: 50 }
----
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: { name: bench }
-spec:
-  priorityLevelConfiguration: { name: bench }
-  matchingPrecedence: 1000
-  distinguisherMethod: { type: ByUser }
-  rules:
-    - subjects: [{ kind: Group, group: { name: system:authenticated } }]
-      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
-`;
+const level =
+  queuingLevel("bench", { shares: 100, queues: 128, handSize: 6, queueLengthLimit: 50 }) +
+  byUserSchema("bench", 1000, "system:authenticated");
 
 await using worker = await startWorker({
   entry: new URL("./cloudflare_bench_worker.ts", import.meta.url),
