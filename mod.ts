@@ -111,6 +111,7 @@ export {
   type RequestInfo,
   type RequestInfoOptions,
   RequestInfoResolver,
+  requestPathProblem,
   type ResourceRoute,
   type RuleMatch,
   UNAUTHENTICATED_GROUP,

@@ -265,6 +265,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "queueWaitLimitMs",
       "requestDeadlineMs",
       "requestDetails",
+      "requestPathProblem",
       "requiredEntropyBits",
       "routeCostEstimator",
       "seatRequestFor",

@@ -31,6 +31,7 @@ export {
   RequestInfoResolver,
   type ResourceRoute,
 } from "./request_info.ts";
+export { requestPathProblem } from "./request_path.ts";
 export type { RuleMatch } from "./matching.ts";
 export {
   type FlowHash,

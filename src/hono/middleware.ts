@@ -16,6 +16,7 @@ import {
   type UserInfo,
 } from "../classify/identity.ts";
 import { RequestInfoResolver } from "../classify/request_info.ts";
+import { requestPathProblem } from "../classify/request_path.ts";
 import type { EffectiveConfiguration } from "../config/mod.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import {
@@ -140,6 +141,10 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       }
     }
     const { path, query } = splitUrl(raw.url);
+    // Classify exactly what is served: a path that a router or fetch() reads differently is
+    // refused before it can borrow another FlowSchema's limits.
+    const pathProblem = requestPathProblem(path);
+    if (pathProblem !== null) return c.text(`Bad Request: ${pathProblem}\n`, 400);
     const requestInfo = describer.describe(raw.method, path, query);
     const classification = classifier.classify(user, requestInfo);
     const work = estimator(estimateInputFor(classification, requestInfo, raw.method, query));
