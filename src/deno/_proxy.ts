@@ -7,7 +7,7 @@
  */
 
 import type { Context } from "hono";
-import type { Clock } from "../fairqueuing/clock.ts";
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
 
 /**
@@ -78,8 +78,14 @@ export interface ReverseProxyOptions {
 
 /**
  * A Hono handler forwarding every request to `upstream` (its path is a
- * prefix of the forwarded one). The client's disconnect aborts the upstream
- * call; an unreachable upstream gives 502, a late one 504.
+ * prefix of the forwarded one). An unreachable upstream gives 502, a late
+ * one 504.
+ *
+ * The seat follows the upstream, not the client (DESIGN §5): a client that
+ * goes away does not abort the upstream call, and a response body the
+ * client no longer reads is read to its end, so that `apf()` gives the seat
+ * back only once the upstream has finished the request, or its deadline
+ * (the request timeout, counted from the dispatch) has passed.
  */
 export function reverseProxy(
   upstream: URL,
@@ -95,17 +101,11 @@ export function reverseProxy(
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const target = origin + prefix + (pathStart < 0 ? "/" : url.slice(pathStart).split("#")[0]);
     const controller = new AbortController();
-    const abort = () => controller.abort(req.signal.reason);
-    if (req.signal.aborted) abort();
-    else req.signal.addEventListener("abort", abort, { once: true });
     const waitedMs = c.get("apf")?.waitedMs ?? 0;
-    let timedOut = false;
-    const timer = clock.setTimer(Math.max(1, requestTimeoutMs - waitedMs), () => {
-      timedOut = true;
-      controller.abort(new DOMException("upstream timed out", "TimeoutError"));
-    });
+    const deadline = upstreamDeadline(clock, Math.max(1, requestTimeoutMs - waitedMs), controller);
+    let res: Response;
     try {
-      const res = await fetch(target, {
+      res = await fetch(target, {
         method: req.method,
         headers: upstreamRequestHeaders(req.headers, clientAddressOf(c.env?.remoteAddr)),
         body: req.body,
@@ -114,23 +114,108 @@ export function reverseProxy(
         // A streamed request body needs half duplex (Fetch standard).
         ...(req.body !== null && { duplex: "half" }),
       } as RequestInit);
-      return new Response(res.body, {
-        status: res.status,
-        statusText: res.statusText,
-        headers: endToEndHeaders(res.headers),
-      });
     } catch (e) {
+      deadline.cancel();
       if (req.signal.aborted) {
         // The client is gone and will not read this; 499 is nginx's "client closed request".
         return new Response(null, { status: 499 });
       }
       onError?.(e, req);
       // Like Go's ReverseProxy: the reason goes to the log, not to the client.
-      return c.text(timedOut ? "Gateway Timeout\n" : "Bad Gateway\n", timedOut ? 504 : 502);
-    } finally {
-      // The deadline covers the wait for response headers only: the body streams freely.
-      timer.cancel();
-      req.signal.removeEventListener("abort", abort);
+      return c.text(
+        deadline.passed ? "Gateway Timeout\n" : "Bad Gateway\n",
+        deadline.passed ? 504 : 502,
+      );
     }
+    // The deadline covers the wait for response headers; the body streams freely, unless the
+    // client goes away: then it bounds how long the body is read to its end.
+    deadline.pause();
+    return new Response(drainOnCancel(res.body, deadline), {
+      status: res.status,
+      statusText: res.statusText,
+      headers: endToEndHeaders(res.headers),
+    });
   };
+}
+
+/** The upstream call's deadline: aborts it when passed. */
+interface UpstreamDeadline {
+  /** Whether it passed (and aborted the call). */
+  readonly passed: boolean;
+  /** Stops the timer; {@linkcode resume} starts it again for what was left. */
+  pause(): void;
+  /** Starts the timer again; resolves once the deadline passes or is cancelled. */
+  resume(): Promise<void>;
+  cancel(): void;
+}
+
+function upstreamDeadline(
+  clock: Clock,
+  timeoutMs: number,
+  controller: AbortController,
+): UpstreamDeadline {
+  const endsAt = clock.now() + timeoutMs;
+  let passed = false;
+  let done: (() => void) | null = null;
+  const fire = () => {
+    passed = true;
+    controller.abort(new DOMException("upstream timed out", "TimeoutError"));
+    done?.();
+  };
+  let timer: Timer | null = clock.setTimer(timeoutMs, fire);
+  return {
+    get passed() {
+      return passed;
+    },
+    pause() {
+      timer?.cancel();
+      timer = null;
+    },
+    resume() {
+      return new Promise<void>((resolve) => {
+        done = resolve;
+        const left = endsAt - clock.now();
+        if (left <= 0) fire();
+        else timer = clock.setTimer(left, fire);
+      });
+    },
+    cancel() {
+      timer?.cancel();
+      timer = null;
+      done?.();
+    },
+  };
+}
+
+/**
+ * `body` passed through; when the client cancels it, the rest is read and
+ * dropped until it ends or the deadline passes, and only then does the
+ * cancel complete (releasing the seat, see `apf()`).
+ */
+function drainOnCancel(
+  body: ReadableStream<Uint8Array> | null,
+  deadline: UpstreamDeadline,
+): ReadableStream<Uint8Array> | null {
+  if (body === null) return null;
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel() {
+      const timedOut = deadline.resume().then(() => reader.cancel());
+      try {
+        while (!(await reader.read()).done) {
+          // Dropped: the client is gone.
+        }
+      } catch {
+        // The upstream failed or the deadline aborted it: either way it is over.
+      } finally {
+        deadline.cancel();
+        await timedOut.catch(() => {});
+      }
+    },
+  });
 }

@@ -1,6 +1,8 @@
 /**
- * Holding a long-running response's seats until its body ends (the
- * `holdLongRunningSeats` option of `apf()`).
+ * A response whose seat goes back when its body has ended, failed or been
+ * cancelled: a seat follows the work that makes the body, not the handler's
+ * return (KEP-1040 keeps a request's seats until its handler is done; a
+ * streamed body is part of that work).
  *
  * @module
  */
@@ -10,6 +12,8 @@ import type { Seat } from "../coordinator/types.ts";
 /**
  * A copy of `response` whose body releases `seat` when it ends, fails or is
  * cancelled by the client; a response without a body releases it at once.
+ * On cancel, the seat goes back once the body's own source has finished
+ * cancelling (the gateway's source reads its upstream to the end first).
  */
 export function releaseWhenBodyEnds(response: Response, seat: Seat): Response {
   const body = response.body;
@@ -18,10 +22,13 @@ export function releaseWhenBodyEnds(response: Response, seat: Seat): Response {
     return response;
   }
   const reader = body.getReader();
+  // A cancel ends the read pulling meanwhile as if the body had ended: that is not its end.
+  let cancelling = false;
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
+        if (cancelling) return;
         if (done) {
           seat.release();
           controller.close();
@@ -29,13 +36,14 @@ export function releaseWhenBodyEnds(response: Response, seat: Seat): Response {
           controller.enqueue(value);
         }
       } catch (e) {
+        if (cancelling) return;
         seat.release();
         controller.error(e);
       }
     },
     cancel(reason) {
-      seat.release();
-      return reader.cancel(reason);
+      cancelling = true;
+      return reader.cancel(reason).finally(() => seat.release());
     },
   });
   return new Response(stream, response);

@@ -36,6 +36,7 @@ import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { parseDurationMs } from "../_shared/duration.ts";
 import { resolveConfigOption } from "./_config_option.ts";
+import { bodyIsComplete } from "./_complete_body.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
@@ -191,14 +192,13 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       const streaming = requestInfo.verb === "watch" ||
         res.headers.get("Content-Type")?.startsWith("text/event-stream") === true ||
         (longRunning !== undefined && longRunning(c));
-      if (streaming) {
+      if (streaming && !hold) {
         // Kubernetes gives a watch's seats back once it is initialized (spec §5.5).
-        if (hold) {
-          c.res = releaseWhenBodyEnds(res, seat);
-          released = true;
-        } else {
-          seat.initialized();
-        }
+        seat.initialized();
+      } else if (!bodyIsComplete(res)) {
+        // The body is still being made: the seat follows it, not the handler's return.
+        c.res = releaseWhenBodyEnds(res, seat);
+        released = true;
       }
       if (res !== c.res && !released) c.res = res;
     } finally {

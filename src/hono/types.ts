@@ -106,7 +106,11 @@ export interface ApfOptions<E extends Env = ApfEnv> {
   /**
    * Marks more requests as long-running: their seats go back once the
    * handler returned its response (watch requests and `text/event-stream`
-   * responses always are).
+   * responses always are). Any other response holds its seats until its
+   * body has ended, failed or been cancelled by the client (a body given
+   * whole, such as `c.text()`'s, has ended when the handler returns). A
+   * middleware placed before `apf()` that drops the response without
+   * reading or cancelling its body keeps those seats.
    */
   longRunning?: (c: Context<E>) => boolean;
   /** Keep a long-running response's seats until its body ends (default false). */
