@@ -11,9 +11,8 @@
 import { parseDurationMs } from "../_shared/duration.ts";
 import {
   type EffectiveConfiguration,
-  effectiveConfiguration,
   loadConfiguration,
-  mergeWithBootstrap,
+  resolveConfiguration,
 } from "../config/mod.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { serveGateway } from "../deno/gateway.ts";
@@ -84,8 +83,7 @@ spec:
 /** The demo's effective configuration: the mandatory objects and `demo`, at `SLOTS` seats. */
 export function demoConfiguration(): EffectiveConfiguration {
   const user = loadConfiguration({ manifests: [{ name: "demo", text: DEMO_MANIFEST }] });
-  const merged = mergeWithBootstrap(user, { mandatoryOnly: true }).configuration;
-  return effectiveConfiguration(merged, { serverConcurrencyLimit: SLOTS });
+  return resolveConfiguration(user, { mandatoryOnly: true, serverConcurrencyLimit: SLOTS });
 }
 
 /** Runs the demo; exits 0 when it is done, 2 on a usage error. */

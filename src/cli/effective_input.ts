@@ -8,9 +8,8 @@
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
-  effectiveConfiguration,
-  mergeWithBootstrap,
   parseConfiguration,
+  resolveConfiguration,
 } from "../config/mod.ts";
 import type { ParsedArgs } from "./args.ts";
 import type { CliIO, ExitCode } from "./io.ts";
@@ -98,9 +97,11 @@ export async function loadEffectiveFiles(
     io.stderr(result.errors.map((e) => `${e}\n`).join(""));
     return { ok: false, code: 1 };
   }
-  const merged = mergeWithBootstrap(result.configuration, { mandatoryOnly: options.mandatoryOnly });
-  const effective = effectiveConfiguration(merged.configuration, {
+  const notes: string[] = [];
+  const effective = resolveConfiguration(result.configuration, {
     serverConcurrencyLimit: options.serverConcurrencyLimit,
+    mandatoryOnly: options.mandatoryOnly,
+    onNote: (note) => notes.push(note),
   });
-  return { ok: true, effective, notes: merged.notes };
+  return { ok: true, effective, notes };
 }

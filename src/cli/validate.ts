@@ -4,7 +4,7 @@
  * @module
  */
 
-import { effectiveConfiguration, mergeWithBootstrap, parseConfiguration } from "../config/mod.ts";
+import { parseConfiguration, resolveConfiguration } from "../config/mod.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { STDIN_TWICE } from "./effective_input.ts";
 import type { CliIO, ExitCode } from "./io.ts";
@@ -57,7 +57,7 @@ export async function validateCommand(args: readonly string[], io: CliIO): Promi
     return 1;
   }
   const { flowSchemas, priorityLevels } = result.configuration;
-  const effective = effectiveConfiguration(mergeWithBootstrap(result.configuration).configuration);
+  const effective = resolveConfiguration(result.configuration);
   for (const fs of effective.dangling) {
     io.stderr(
       `warning: FlowSchema/${fs.name}: spec.priorityLevelConfiguration.name: ` +

@@ -12,9 +12,8 @@
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
-  effectiveConfiguration,
   loadConfiguration,
-  mergeWithBootstrap,
+  resolveConfiguration,
 } from "../config/mod.ts";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
 import { BorrowingController, type SeatDemandReport } from "../coordinator/borrowing_controller.ts";
@@ -98,9 +97,9 @@ export function checkConfiguration(
     mandatoryOnly: source.mandatoryOnly === true,
     objects: [...user.flowSchemas, ...user.priorityLevels],
   };
-  const merged = mergeWithBootstrap(user, { mandatoryOnly: wire.mandatoryOnly }).configuration;
-  const effective = effectiveConfiguration(merged, {
+  const effective = resolveConfiguration(user, {
     serverConcurrencyLimit: wire.serverConcurrencyLimit,
+    mandatoryOnly: wire.mandatoryOnly,
   });
   return { wire, effective };
 }

@@ -71,6 +71,7 @@ export {
   borrowingTarget,
   minCurrentLimit,
 } from "./borrowing.ts";
+export { type ConfigOption, resolveConfiguration, type ResolveOptions } from "./resolve.ts";
 export {
   type EffectiveConfiguration,
   effectiveConfiguration,

@@ -5,9 +5,8 @@
  * @module
  */
 
-import { type EffectiveConfiguration, effectiveConfiguration } from "../config/effective.ts";
-import { parseConfiguration } from "../config/load.ts";
-import { mergeWithBootstrap } from "../config/merge.ts";
+import type { EffectiveConfiguration } from "../config/effective.ts";
+import { resolveConfiguration } from "../config/resolve.ts";
 import type { WireConfiguration } from "./wire.ts";
 
 /**
@@ -21,12 +20,10 @@ import type { WireConfiguration } from "./wire.ts";
  * ```
  */
 export function effectiveFromWire(wire: WireConfiguration): EffectiveConfiguration | null {
-  const parsed = parseConfiguration({ objects: wire.objects });
-  if (!parsed.ok) return null;
-  const merged = mergeWithBootstrap(parsed.configuration, { mandatoryOnly: wire.mandatoryOnly });
   try {
-    return effectiveConfiguration(merged.configuration, {
+    return resolveConfiguration(wire.objects, {
       serverConcurrencyLimit: wire.serverConcurrencyLimit,
+      mandatoryOnly: wire.mandatoryOnly,
     });
   } catch {
     return null;

@@ -11,9 +11,8 @@ import { Hono } from "hono";
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
-  effectiveConfiguration,
   type FlowControlConfiguration,
-  mergeWithBootstrap,
+  resolveConfiguration,
 } from "../config/mod.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import { constantTimeEqual, ServerConnection } from "../coordinator/server_connection.ts";
@@ -144,9 +143,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   let user: FlowControlConfiguration = options.configuration ??
     { flowSchemas: [], priorityLevels: [] };
   const effectiveOf = (u: FlowControlConfiguration): EffectiveConfiguration =>
-    effectiveConfiguration(mergeWithBootstrap(u, { mandatoryOnly }).configuration, {
-      serverConcurrencyLimit,
-    });
+    resolveConfiguration(u, { mandatoryOnly, serverConcurrencyLimit });
   const wire = (): WireConfiguration => ({
     serverConcurrencyLimit,
     mandatoryOnly,

@@ -17,7 +17,7 @@ import {
 } from "../classify/identity.ts";
 import { RequestInfoResolver } from "../classify/request_info.ts";
 import { requestPathProblem } from "../classify/request_path.ts";
-import type { EffectiveConfiguration } from "../config/mod.ts";
+import { type EffectiveConfiguration, resolveConfiguration } from "../config/mod.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -35,7 +35,6 @@ import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { parseDurationMs } from "../_shared/duration.ts";
-import { resolveConfigOption } from "./_config_option.ts";
 import { bodyIsComplete } from "./_complete_body.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
@@ -76,11 +75,10 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
  */
 export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): ApfMiddleware<E> {
   checkOptions(options);
-  const configuration = resolveConfigOption(
-    options.config,
-    options.serverConcurrencyLimit,
-    options.mandatoryOnly === true,
-  );
+  const configuration = resolveConfiguration(options.config, {
+    serverConcurrencyLimit: options.serverConcurrencyLimit,
+    mandatoryOnly: options.mandatoryOnly,
+  });
   let current = configuration;
   let classifier = new Classifier(configuration);
   // A remote coordinator is the one source of truth: classify with what it sends.

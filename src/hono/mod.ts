@@ -16,14 +16,7 @@
  */
 
 export { apf, type ApfMiddleware } from "./middleware.ts";
-export type {
-  ApfConfigOption,
-  ApfEnv,
-  ApfOptions,
-  ApfRejection,
-  ApfState,
-  ApfVariables,
-} from "./types.ts";
+export type { ApfEnv, ApfOptions, ApfRejection, ApfState, ApfVariables } from "./types.ts";
 export {
   FLOW_SCHEMA_UID_HEADER,
   PRIORITY_LEVEL_UID_HEADER,

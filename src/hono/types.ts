@@ -10,7 +10,7 @@ import type { Classification } from "../classify/classifier.ts";
 import type { IdentityResolver } from "../classify/identity_resolvers.ts";
 import type { UserInfo } from "../classify/identity.ts";
 import type { RequestInfo, ResourceRoute } from "../classify/request_info.ts";
-import type { EffectiveConfiguration, FlowControlConfiguration } from "../config/mod.ts";
+import type { ConfigOption } from "../config/mod.ts";
 import type { AdmissionRejectReason, Coordinator, Seat } from "../coordinator/types.ts";
 import type { RouteCost } from "../estimate/routes.ts";
 import type { ResolvedWorkEstimate, WorkEstimator } from "../estimate/types.ts";
@@ -61,13 +61,6 @@ export interface ApfRejection {
   requestInfo: RequestInfo;
 }
 
-/** Where the configuration comes from. */
-export type ApfConfigOption =
-  | string
-  | FlowControlConfiguration
-  | EffectiveConfiguration
-  | readonly unknown[];
-
 /** Options of `apf()`; all optional. */
 export interface ApfOptions<E extends Env = ApfEnv> {
   /**
@@ -77,7 +70,7 @@ export interface ApfOptions<E extends Env = ApfEnv> {
    * built-in configuration. Requests are classified with it, and the
    * embedded coordinator serves it.
    */
-  config?: ApfConfigOption;
+  config?: ConfigOption;
   /**
    * Merge `config` with the mandatory built-in objects only (`exempt`,
    * `catch-all`), leaving out Kubernetes' suggested levels and schemas,

@@ -327,7 +327,7 @@ Deno.test("invalid options and configuration throw at apf() time", () => {
     () => apf({ serverConcurrencyLimit: 0 }),
     /serverConcurrencyLimit must be a positive integer, got 0/,
   );
-  assert.throws(() => apf({ config: 42 as never }), /config must be manifest text/);
+  assert.throws(() => apf({ config: 42 as never }), /expected manifest text/);
   assert.throws(() => apf({ estimate: [{ pattern: "nope" }] }), /pattern/);
 });
 
@@ -336,4 +336,29 @@ Deno.test("per-route costs size requests; estimator seats show in the state", as
   app.get("/report", (c) => c.text(String(c.get("apf").work.initialSeats)));
   assert.equal(await (await app.request("/report", dev("alice"))).text(), "1"); // capped: tiny's max seats is 1
   limiter.close();
+});
+
+Deno.test("mandatoryOnly with no config serves the mandatory levels only: anonymous requests land in catch-all", async () => {
+  const limiter = apf({ mandatoryOnly: true, serverConcurrencyLimit: 10 });
+  const app = new Hono<ApfEnv>();
+  app.use(limiter);
+  app.get("/x", (c) => c.text(c.get("apf").classification.priorityLevel.name));
+  try {
+    assert.deepEqual(limiter.configuration.priorityLevels.map((pl) => pl.name), [
+      "exempt",
+      "catch-all",
+    ]);
+    const res = await app.request("/x");
+    assert.equal(await res.text(), "catch-all");
+    // Without the flag, Kubernetes' suggested objects send anonymous requests to global-default.
+    const full = apf();
+    const app2 = new Hono<ApfEnv>().use(full).get(
+      "/x",
+      (c) => c.text(c.get("apf").classification.priorityLevel.name),
+    );
+    assert.equal(await (await app2.request("/x")).text(), "global-default");
+    full.close();
+  } finally {
+    limiter.close();
+  }
 });
