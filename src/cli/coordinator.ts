@@ -6,6 +6,7 @@
  * @module
  */
 
+import { formatConfigurationDiff } from "../config/diff.ts";
 import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
@@ -18,7 +19,7 @@ import { processSignals, type ShutdownSignals } from "./serve.ts";
 
 /** Usage line of the command. */
 export const COORDINATOR_USAGE =
-  "apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR]";
+  "apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR] [--allow-empty-config]";
 
 const HELP = helpText(
   COORDINATOR_USAGE,
@@ -34,9 +35,12 @@ a WebSocket (protocol: src/coordinator/PROTOCOL.md).
   --token-file F             the shared secret clients must present; without it the
                              coordinator listens on loopback only
   --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and POST /reload there
+  --allow-empty-config       let a reload drop every user object (refused otherwise)
 
 SIGHUP reloads the configuration files (an invalid one is refused whole and the
-old one keeps serving). SIGINT or SIGTERM answers waiting requests unavailable,
+old one keeps serving; so is one without any object, replacing one with some,
+unless --allow-empty-config). Every reload, by SIGHUP or POST /reload, is
+logged with what it changed or why it was refused. SIGINT or SIGTERM answers waiting requests unavailable,
 closes every connection and exits 0.
 `,
 );
@@ -58,7 +62,7 @@ export async function coordinatorCommand(
   reloadSignal: ReloadSignal = hangup,
 ): Promise<ExitCode> {
   const parsed = parseArgs(args, {
-    booleans: ["mandatory-only"],
+    booleans: ["mandatory-only", "allow-empty-config"],
     strings: ["config", "listen", "admin-listen", "server-concurrency", "token-file"],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
@@ -108,6 +112,8 @@ export async function coordinatorCommand(
     return 1;
   }
 
+  const say = tolerantStdout(io);
+  const allowEmpty = parsed.booleans.has("allow-empty-config");
   let server;
   try {
     server = serveCoordinator({
@@ -122,25 +128,28 @@ export async function coordinatorCommand(
         if (typeof next === "string") throw new Error(next);
         return next;
       },
+      onReload: (result) => {
+        if (result.applied) {
+          say(`apf coordinator: configuration reloaded: ${formatConfigurationDiff(result.diff)}\n`);
+        } else {
+          io.stderr(
+            `apf coordinator: reload refused, the old configuration keeps serving:\n${
+              messageOf(result.error)
+            }\n`,
+          );
+        }
+      },
     });
   } catch (e) {
     return fail(messageOf(e));
   }
-  const say = tolerantStdout(io);
   const unsubscribe = signals(() => {
     say("apf coordinator: shutting down\n");
     void server.shutdown();
   });
   const unsubscribeReload = reloadSignal(() => {
-    server.reload().then(
-      () => say("apf coordinator: configuration reloaded\n"),
-      (e) =>
-        io.stderr(
-          `apf coordinator: reload refused, the old configuration keeps serving:\n${
-            messageOf(e)
-          }\n`,
-        ),
-    );
+    // onReload logs the outcome.
+    server.reload(undefined, { allowEmpty }).catch(() => {});
   });
   try {
     const ws = httpUrlOf(server.addr).replace(/^http/, "ws");

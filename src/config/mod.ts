@@ -73,6 +73,12 @@ export {
 } from "./borrowing.ts";
 export { type ConfigOption, resolveConfiguration, type ResolveOptions } from "./resolve.ts";
 export {
+  type ConfigurationDiff,
+  diffConfigurations,
+  formatConfigurationDiff,
+  type KindDiff,
+} from "./diff.ts";
+export {
   type EffectiveConfiguration,
   effectiveConfiguration,
   type EffectiveFlowSchema,

@@ -14,6 +14,11 @@ import {
   type FlowControlConfiguration,
   resolveConfiguration,
 } from "../config/mod.ts";
+import {
+  type ConfigurationDiff,
+  diffConfigurations,
+  formatConfigurationDiff,
+} from "../config/diff.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import { constantTimeEqual, ServerConnection } from "../coordinator/server_connection.ts";
 import { SessionHost } from "../coordinator/sessions.ts";
@@ -63,11 +68,18 @@ export interface CoordinatorServerOptions {
   maxBufferedBytes?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
+  /** Told of every reload, from any source: what it changed, or why it was refused (for the log). */
+  onReload?: (result: ReloadResult) => void;
   /** Told where each listener listens. */
   onListen?: (addr: Deno.NetAddr, which: "main" | "admin") => void;
   /** The clock (default: the system clock). */
   clock?: Clock;
 }
+
+/** What a reload did: applied with its changes, or refused (nothing changed). */
+export type ReloadResult =
+  | { applied: true; diff: ConfigurationDiff }
+  | { applied: false; error: unknown };
 
 /** A running coordinator server. */
 export interface CoordinatorServer {
@@ -83,17 +95,27 @@ export interface CoordinatorServer {
   readonly metrics: FlowcontrolMetrics;
   /**
    * Applies a new configuration (or what `load` reads), refused whole when
-   * invalid, and sends it to every client.
+   * invalid, and sends it to every client. A configuration without any
+   * user object, replacing one with some, is refused unless `allowEmpty`:
+   * an empty file is more often a file cut short than a wish to drop every
+   * FlowSchema. Resolves with what changed; `onReload` hears of it, and of a refusal.
    *
-   * @throws {ConfigurationError} or {RangeError} when it is invalid; nothing changes then.
+   * @throws {ConfigurationError} or {RangeError} when it is invalid or empty; nothing changes then.
    */
-  reload(configuration?: FlowControlConfiguration): Promise<void>;
+  reload(
+    configuration?: FlowControlConfiguration,
+    options?: { allowEmpty?: boolean },
+  ): Promise<ConfigurationDiff>;
   /** Resolves once the server stopped. */
   readonly finished: Promise<void>;
   /** Stops accepting, answers waiters `unavailable`, closes every connection. Idempotent. */
   shutdown(): Promise<void>;
   /** Same as {@linkcode CoordinatorServer.shutdown}. */
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+function objectCount(c: FlowControlConfiguration): number {
+  return c.flowSchemas.length + c.priorityLevels.length;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -232,12 +254,39 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     return response;
   };
 
-  const reload = async (next?: FlowControlConfiguration): Promise<void> => {
+  const reload = async (
+    next?: FlowControlConfiguration,
+    reloadOptions: { allowEmpty?: boolean } = {},
+  ): Promise<ConfigurationDiff> => {
+    try {
+      const diff = await apply(next, reloadOptions.allowEmpty === true);
+      options.onReload?.({ applied: true, diff });
+      return diff;
+    } catch (error) {
+      options.onReload?.({ applied: false, error });
+      throw error;
+    }
+  };
+  const apply = async (
+    next: FlowControlConfiguration | undefined,
+    allowEmpty: boolean,
+  ): Promise<ConfigurationDiff> => {
     const candidate = next ?? (options.load === undefined ? user : await options.load());
+    if (
+      !allowEmpty && objectCount(candidate) === 0 && objectCount(user) > 0
+    ) {
+      throw new RangeError(
+        `Cannot reload the configuration: it has no FlowSchema and no PriorityLevelConfiguration, and would drop all ${
+          objectCount(user)
+        } of the current one (reload with allowEmpty to mean it)`,
+      );
+    }
     // Validated whole by effectiveConfiguration and configure(); nothing changes on error.
     coordinator.configure(effectiveOf(candidate));
+    const diff = diffConfigurations(user, candidate);
     user = candidate;
     for (const { connection } of connections) connection.sendConfiguration();
+    return diff;
   };
 
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
@@ -265,8 +314,10 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         .post("/reload", async (c) => {
           if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
           try {
-            await reload();
-            return c.text("reloaded\n");
+            const diff = await reload(undefined, {
+              allowEmpty: c.req.query("allowEmpty") === "true",
+            });
+            return c.text(`reloaded: ${formatConfigurationDiff(diff)}\n`);
           } catch (e) {
             return c.text(`refused: ${e instanceof Error ? e.message : String(e)}\n`, 400);
           }

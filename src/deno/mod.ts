@@ -15,6 +15,7 @@ export {
   type CoordinatorServer,
   type CoordinatorServerOptions,
   DEFAULT_COORDINATOR_LISTEN,
+  type ReloadResult,
   serveCoordinator,
 } from "./coordinator_server.ts";
 export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";

@@ -104,11 +104,18 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
   files["apf.yaml"] = level(20);
   hangup();
   await until(() => stdout.includes("configuration reloaded"), "reloaded");
+  assert.match(stdout, /configuration reloaded: PriorityLevelConfigurations ~small\n/);
   assert.equal((await c.next(2)).t, "config");
 
   files["apf.yaml"] = "kind: Nonsense\n";
   hangup();
   await until(() => stderr.includes("reload refused"), "refused");
+
+  // A file cut short to nothing would drop every user object: refused, and said so.
+  files["apf.yaml"] = "";
+  hangup();
+  await until(() => stderr.includes("no FlowSchema and no PriorityLevelConfiguration"), "empty");
+  assert.match(stderr, /would drop all 1 of the current one/);
   c.socket.close();
   await c.closed;
   stop();

@@ -137,7 +137,7 @@ Deno.test("the admin routes ask for the token; without one they listen on loopba
     method: "POST",
     headers: { Authorization: `Bearer ${TOKEN}` },
   });
-  assert.equal(await reloaded.text(), "reloaded\n");
+  assert.equal(await reloaded.text(), "reloaded: no change\n");
   assert.throws(
     () =>
       serveCoordinator({
