@@ -11,14 +11,19 @@ import type { FlowControlConfiguration } from "./types.ts";
 
 /** The names of the objects of one kind a new configuration adds, removes or changes. */
 export interface KindDiff {
+  /** Names new in the next configuration. */
   added: string[];
+  /** Names gone from it. */
   removed: string[];
+  /** Names in both whose spec differs. */
   changed: string[];
 }
 
 /** What goes from one configuration to the next, per kind. */
 export interface ConfigurationDiff {
+  /** FlowSchemas, by name. */
   flowSchemas: KindDiff;
+  /** PriorityLevelConfigurations, by name. */
   priorityLevels: KindDiff;
 }
 
