@@ -204,6 +204,7 @@ export {
   type ClientState,
   connectCoordinator,
   type ConnectCoordinatorOptions,
+  CoordinatorRefusedError,
   type CoordinatorSocket,
   DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,

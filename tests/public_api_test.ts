@@ -39,6 +39,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ConnectCoordinatorOptions",
       "ConnectPerLevelOptions",
       "Coordinator",
+      "CoordinatorRefusedError",
       "CoordinatorSnapshot",
       "CoordinatorSocket",
       "Counter",

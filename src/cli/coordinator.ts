@@ -128,6 +128,12 @@ export async function coordinatorCommand(
         if (typeof next === "string") throw new Error(next);
         return next;
       },
+      onRefusedHandshake: (client) =>
+        io.stderr(
+          `apf coordinator: refused client ${
+            JSON.stringify(client)
+          }: wrong or missing token (apf_coordinator_refused_handshakes_total)\n`,
+        ),
       onReload: (result) => {
         if (result.applied) {
           say(`apf coordinator: configuration reloaded: ${formatConfigurationDiff(result.diff)}\n`);

@@ -173,6 +173,30 @@ export async function serveCommand(
       ...(fraction !== undefined && { fraction }),
     },
   });
+  const say = tolerantStdout(io);
+  const unsubscribeConfiguration = remote?.onConfiguration((c) =>
+    say(
+      `apf serve: coordinator ${coordinatorText} sent its configuration ` +
+        `(${c.objects.length} objects, server concurrency ${c.serverConcurrencyLimit}); ` +
+        `while it is unreachable: policy ${policy}\n`,
+    )
+  );
+  if (remote !== null) {
+    // A refused token is a configuration error: stop here, before serving anyone. An unreachable
+    // coordinator is not: the policy answers until it is reached.
+    try {
+      await remote.ready();
+    } catch (e) {
+      unsubscribeConfiguration?.();
+      await remote.close();
+      io.stderr(
+        `apf serve: ${messageOf(e)}; check --coordinator-token-file ${
+          tokenFile === undefined ? "(none given)" : tokenFile
+        }\n`,
+      );
+      return 1;
+    }
+  }
 
   const gateway = serveGateway({
     upstream,
@@ -187,14 +211,6 @@ export async function serveCommand(
       io.stderr(`apf serve: upstream error: ${req.method} ${path}: ${messageOf(e)}\n`);
     },
   });
-  const say = tolerantStdout(io);
-  const unsubscribeConfiguration = remote?.onConfiguration((c) =>
-    say(
-      `apf serve: coordinator ${coordinatorText} sent its configuration ` +
-        `(${c.objects.length} objects, server concurrency ${c.serverConcurrencyLimit}); ` +
-        `while it is unreachable: policy ${policy}\n`,
-    )
-  );
   const unsubscribe = signals(() => {
     say("apf serve: shutting down, letting in-flight requests finish\n");
     void gateway.shutdown();

@@ -12,6 +12,7 @@
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import { backoffDelayMs, type BackoffOptions } from "./_backoff.ts";
 import type { ClientState, CoordinatorSocket, RemoteCoordinatorStats } from "./client_types.ts";
+import { CLOSE_UNAUTHENTICATED } from "./server_connection.ts";
 import {
   decodeServerMessage,
   encodeMessage,
@@ -39,6 +40,8 @@ export interface ConnectionEvents {
   error(message: Extract<ServerMessage, { t: "error" }>): void;
   /** The connection is gone (state `disconnected`); a new attempt is scheduled after this. */
   lost(): void;
+  /** The server refused the token (state `refused`): no attempt follows. */
+  refused(reason: string): void;
 }
 
 /** Options of a {@linkcode Connection}, checked by `connectCoordinator`. */
@@ -97,9 +100,9 @@ export class Connection {
     this.#o.stats.framesSent++;
   }
 
-  /** State `closed`: no attempt, no timer any more. The socket stays for the last sends. */
+  /** State `closed` (`refused` stays): no attempt, no timer any more. The socket stays for the last sends. */
   stop(): void {
-    this.#state = "closed";
+    if (this.#state !== "refused") this.#state = "closed";
     this.#timer?.cancel();
     this.#timer = null;
   }
@@ -146,8 +149,12 @@ export class Connection {
     ws.onmessage = (e) => {
       if (this.#ws === ws) this.#receive(e.data);
     };
-    ws.onclose = () => {
-      if (this.#ws === ws) this.#lost();
+    ws.onclose = (e) => {
+      if (this.#ws !== ws) return;
+      // Also when the refusal's error frame did not arrive before the close.
+      if (!this.#welcomed && e?.code === CLOSE_UNAUTHENTICATED) {
+        this.#refused("wrong or missing token");
+      } else this.#lost();
     };
   }
 
@@ -178,6 +185,25 @@ export class Connection {
     });
   }
 
+  /** The server will not have this client: stop for good, it is not an outage. */
+  #refused(reason: string): void {
+    // The socket stays for closeSocket() to wait on.
+    const ws = this.#ws;
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#state = "refused";
+    if (ws !== null) {
+      ws.onmessage = null;
+      ws.onclose = null;
+      try {
+        ws.close(1000, "refused");
+      } catch {
+        // Already closing.
+      }
+    }
+    this.#events.refused(reason);
+  }
+
   #receive(data: unknown): void {
     const stats = this.#o.stats;
     stats.framesReceived++;
@@ -189,7 +215,8 @@ export class Connection {
     const m = decoded.message;
     if (m.t === "error") {
       stats.errors++;
-      this.#events.error(m);
+      if (m.code === "unauthenticated" && !this.#welcomed) this.#refused(m.message);
+      else this.#events.error(m);
       return;
     }
     if (m.t === "welcome") {

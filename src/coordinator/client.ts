@@ -51,6 +51,7 @@ import {
 export {
   type ClientState,
   type ConnectCoordinatorOptions,
+  CoordinatorRefusedError,
   type CoordinatorSocket,
   DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,
@@ -60,6 +61,7 @@ export {
 import {
   type ClientState,
   type ConnectCoordinatorOptions,
+  CoordinatorRefusedError,
   DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,
   type RemoteCoordinatorStats,
@@ -159,7 +161,10 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
   #ops = new Coalescer<WireOp>((ops) => this.#connection.send(encodeMessage({ t: "ops", ops })));
   #closedPromise: Promise<void> | null = null;
   /** Waiting for the first connection attempt's outcome (welcomed, or lost). */
-  #firstAttempt: Array<() => void> | null = [];
+  #firstAttempt: Array<{ resolve(): void; reject(e: unknown): void }> | null = [];
+  /** Set once the server refused the token: every call rejects with it. */
+  #refusal: CoordinatorRefusedError | null = null;
+  #url: string;
 
   constructor(
     url: string,
@@ -167,6 +172,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     policy: UnreachablePolicy,
     fraction: number,
   ) {
+    this.#url = url;
     this.#clock = options.clock ?? systemClock;
     this.#marginMs = positive("deadlineMarginMs", options.deadlineMarginMs, 1_000);
     const connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 3_000);
@@ -202,6 +208,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
         if (m.id !== null) this.#refused(m.id, m.code, m.message);
       },
       lost: () => this.#lost(),
+      refused: (reason) => this.#refusedToken(reason),
     });
     this.#connection.start();
   }
@@ -224,16 +231,38 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
   }
 
   ready(): Promise<void> {
+    if (this.#refusal !== null) return Promise.reject(this.#refusal);
     const waiting = this.#firstAttempt;
     if (waiting === null) return Promise.resolve();
-    return new Promise<void>((resolve) => waiting.push(resolve));
+    return new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }));
   }
 
-  /** The first connection attempt ended (welcomed, lost, or the client closed). */
+  /** The first connection attempt ended (welcomed, lost, refused, or the client closed). */
   #attempted(): void {
     const waiting = this.#firstAttempt;
     this.#firstAttempt = null;
-    for (const resolve of waiting ?? []) resolve();
+    for (const w of waiting ?? []) {
+      if (this.#refusal !== null) w.reject(this.#refusal);
+      else w.resolve();
+    }
+  }
+
+  /**
+   * The server refused the token: a configuration error, reported to every
+   * caller, never answered by the unreachable policy (which would admit
+   * past the shared limit, once per such client).
+   */
+  #refusedToken(reason: string): void {
+    this.#refusal = new CoordinatorRefusedError(this.#url, reason);
+    this.#attempted();
+    for (const p of [...this.#pending.values()]) {
+      this.#settle(p);
+      p.reject(this.#refusal);
+    }
+    for (const seat of this.#held.values()) seat.lose();
+    this.#held.clear();
+    this.#renewTimer?.cancel();
+    this.#renewTimer = null;
   }
 
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
@@ -247,6 +276,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       const E = problem.error === "RangeError" ? RangeError : TypeError;
       return Promise.reject(new E(problem.message));
     }
+    if (this.#refusal !== null) return Promise.reject(this.#refusal);
     const state = this.#connection.state;
     if (state === "closed") return Promise.resolve(unavailable());
     if (state === "disconnected") {

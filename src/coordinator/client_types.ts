@@ -17,7 +17,25 @@ export type { UnreachablePolicy };
 export const DEFAULT_FALLBACK_FRACTION = 0.1;
 
 /** Where a client stands with its coordinator. */
-export type ClientState = "connecting" | "connected" | "disconnected" | "closed";
+export type ClientState = "connecting" | "connected" | "disconnected" | "refused" | "closed";
+
+/**
+ * The coordinator refused this client's credentials: a configuration
+ * error, not an outage. The client stops (state `refused`, no retry), and
+ * `ready()` and every acquire reject with this error; no unreachable
+ * policy applies. The message names the coordinator, never the token.
+ */
+export class CoordinatorRefusedError extends Error {
+  /** The coordinator's URL. */
+  readonly url: string;
+
+  /** @param url the coordinator's URL; @param reason what the coordinator said. */
+  constructor(url: string, reason: string) {
+    super(`The coordinator at ${url} refused this client's token: ${reason}`);
+    this.name = "CoordinatorRefusedError";
+    this.url = url;
+  }
+}
 
 /**
  * The part of a WebSocket the remote client uses: the global `WebSocket`
@@ -121,6 +139,8 @@ export interface RemoteCoordinator extends Coordinator {
    * Resolves once the first connection attempt ended: welcomed (the
    * server's configuration is in), or failed (the policy answers). `apf()`
    * waits for it before classifying its first requests.
+   *
+   * @throws {CoordinatorRefusedError} (rejects) when the server refused the token.
    */
   ready(): Promise<void>;
   /** Releases held seats, answers waiting requests `unavailable`, closes the socket and timers. */

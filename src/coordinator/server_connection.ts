@@ -34,8 +34,11 @@ export interface ServerConnectionOptions {
   send(text: string): void;
   /** Closes the socket. */
   close(code: number, reason: string): void;
-  /** Told about every refused frame (for metrics); never given a secret. */
-  onRefused?: (error: WireError) => void;
+  /**
+   * Told about every refused frame (for metrics and logs), with the name the
+   * client gave in its `hello` when refusing that; never given a secret.
+   */
+  onRefused?: (error: WireError, client: string | null) => void;
 }
 
 const encoder = new TextEncoder();
@@ -106,6 +109,7 @@ export class ServerConnection {
           null,
           true,
           CLOSE_UNAUTHENTICATED,
+          message.client,
         );
         return;
       }
@@ -164,8 +168,14 @@ export class ServerConnection {
     }
   }
 
-  #refuse(error: WireError, id: number | null, close: boolean, code = CLOSE_PROTOCOL_ERROR): void {
-    this.#options.onRefused?.(error);
+  #refuse(
+    error: WireError,
+    id: number | null,
+    close: boolean,
+    code = CLOSE_PROTOCOL_ERROR,
+    client: string | null = null,
+  ): void {
+    this.#options.onRefused?.(error, client);
     this.#send({ t: "error", code: error.code, message: error.message, id });
     if (close) {
       this.closed();

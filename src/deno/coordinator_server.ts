@@ -68,6 +68,11 @@ export interface CoordinatorServerOptions {
   maxBufferedBytes?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
+  /**
+   * Told of every client refused at its `hello` for a wrong or missing
+   * token (for the log): the name it gave, never what it presented.
+   */
+  onRefusedHandshake?: (client: string) => void;
   /** Told of every reload, from any source: what it changed, or why it was refused (for the log). */
   onReload?: (result: ReloadResult) => void;
   /** Told where each listener listens. */
@@ -190,6 +195,10 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     help: "Frames from clients refused as malformed, too large, unknown or unauthenticated",
     labelNames: ["code"],
   });
+  const refusedHandshakes = metrics.registry.counter({
+    name: "apf_coordinator_refused_handshakes_total",
+    help: "Clients refused at their hello for a wrong or missing token",
+  });
   const expired = metrics.registry.gauge({
     name: "apf_coordinator_seats_expired",
     help: "Seats taken back because their lease ran out, since the server started",
@@ -237,7 +246,13 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         }
       },
       close: (code, reason) => socket.close(code, reason),
-      onRefused: (e) => refused.labels(e.code).inc(),
+      onRefused: (e, client) => {
+        refused.labels(e.code).inc();
+        if (e.code === "unauthenticated") {
+          refusedHandshakes.labels().inc();
+          options.onRefusedHandshake?.(client ?? "");
+        }
+      },
     });
     const entry = { socket, connection };
     connections.add(entry);

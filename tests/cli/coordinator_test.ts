@@ -99,6 +99,16 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
   );
   const welcome = await c.next(1);
   assert.equal(welcome.t, "welcome");
+
+  // A client with a wrong token is refused, logged and counted; its token is never printed.
+  const intruder = await protocolClient(port!);
+  intruder.socket.send(
+    JSON.stringify({ t: "hello", v: [1], token: "not-the-token", client: "gw-7", resume: null }),
+  );
+  assert.equal((await intruder.next(1)).code, "unauthenticated");
+  await intruder.closed;
+  await until(() => stderr.includes('refused client "gw-7"'), "the refusal logged");
+  assert.ok(!stderr.includes("not-the-token"));
   assert.equal((welcome.config as { objects: unknown[] }).objects.length, 1);
 
   files["apf.yaml"] = level(20);

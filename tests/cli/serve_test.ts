@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
 import { SERVE_USAGE } from "../../src/cli/serve.ts";
+import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
 import { sleep, testUpstream } from "../deno/_helpers.ts";
 import { readUntil, run, spawnApf } from "./_run.ts";
 
@@ -151,4 +152,34 @@ Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on S
     await stderr;
     await upstream.close();
   }
+});
+
+Deno.test("apf serve exits 1 at start when the coordinator refuses its token, without printing it", async () => {
+  const refused: string[] = [];
+  await using coordinator = serveCoordinator({
+    listen: { hostname: "127.0.0.1", port: 0 },
+    token: "the-right-token-0123",
+    onRefusedHandshake: (client) => refused.push(client),
+  });
+  const { code, stdout, stderr } = await run([
+    "serve",
+    "--upstream",
+    "http://127.0.0.1:9",
+    "--listen",
+    "127.0.0.1:0",
+    "--coordinator",
+    `ws://127.0.0.1:${coordinator.addr.port}`,
+    "--coordinator-token-file",
+    "token",
+    "--coordinator-policy",
+    "open",
+  ], { token: "a-wrong-token-456789\n" });
+  assert.equal(code, 1);
+  assert.equal(stdout, "", "it never listened");
+  assert.match(
+    stderr,
+    /^apf serve: The coordinator at ws:\/\/127\.0\.0\.1:\d+\/ refused this client's token: wrong or missing token; check --coordinator-token-file token\n$/,
+  );
+  assert.ok(!stderr.includes("a-wrong-token"));
+  assert.deepEqual(refused, ["apf serve"]);
 });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { PriorityLevelObject } from "../../src/cloudflare/level_object.ts";
 import { Hono } from "hono";
-import { connectCoordinator } from "../../src/coordinator/client.ts";
+import { connectCoordinator, CoordinatorRefusedError } from "../../src/coordinator/client.ts";
 import { connectPerLevel } from "../../src/coordinator/per_level_client.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { noDelayWebSocket } from "../../src/deno/mod.ts";
@@ -241,8 +241,8 @@ Deno.test({
       policy: "closed",
       reconnect: { initialMs: 5_000 },
     });
-    await refused.ready();
-    assert.notEqual(refused.state, "connected");
+    await assert.rejects(refused.ready(), CoordinatorRefusedError);
+    assert.equal(refused.state, "refused");
     await refused.close();
 
     await using client = connectCoordinator(url, {

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connectCoordinator } from "../../src/coordinator/client.ts";
+import { connectCoordinator, CoordinatorRefusedError } from "../../src/coordinator/client.ts";
 import type { Admission } from "../../src/coordinator/types.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
 import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
@@ -188,19 +188,28 @@ for (const [transport, fast] of TRANSPORTS) {
     }
   });
 
-  Deno.test(`client (${transport}): a wrong token gets the policy, and no session exists on the server`, async () => {
+  Deno.test(`client (${transport}): a wrong token is an error for every caller, never the policy's answer, and no retry`, async () => {
     const server = startServer({ config: conformanceConfiguration(), token: "s3cret" });
-    const client = connectCoordinator(server.url, { ...fast, token: "wrong" });
+    // Even with the most permissive policy: a refused token must not admit past the shared limit.
+    const client = connectCoordinator(server.url, {
+      ...fast,
+      token: "wrong-token",
+      policy: "open",
+    });
     try {
-      const started = performance.now();
-      assert.deepEqual(await client.acquire(queued()), {
-        admitted: false,
-        reason: "unavailable",
-        retryAfterSeconds: 1,
+      await assert.rejects(client.ready(), (e: unknown) => {
+        assert.ok(e instanceof CoordinatorRefusedError);
+        assert.equal(e.url, server.url + "/");
+        assert.match(e.message, /refused this client's token: wrong or missing token/);
+        assert.ok(!e.message.includes("wrong-token"), "the token is never in a message");
+        return true;
       });
-      assert.ok(since(started) < 1_000);
-      await waitFor(() => client.stats.errors >= 1, "the refusal received");
-      assert.notEqual(client.state, "connected");
+      assert.equal(client.state, "refused");
+      await assert.rejects(client.acquire(queued()), CoordinatorRefusedError);
+      assert.equal(client.stats.fallbacks, 0);
+      const frames = client.stats.framesSent;
+      await new Promise((r) => setTimeout(r, 200)); // several backoffs of `fast`
+      assert.equal(client.stats.framesSent, frames, "no new attempt");
       assert.equal(server.host.stats.sessions, 0);
       await assertNoLeak(server);
     } finally {
