@@ -12,6 +12,8 @@ import type { Clock } from "../fairqueuing/clock.ts";
 import { EmbeddedCoordinator } from "./embedded.ts";
 import { OpenSeat } from "./_remote_seat.ts";
 import type { Admission, SeatRequest } from "./types.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { WireConfiguration } from "./wire.ts";
 import { effectiveFromWire as fromWire } from "./wire_configuration.ts";
 
@@ -52,6 +54,11 @@ export class Fallback {
     this.#clock = clock;
   }
 
+  /** What it answers with. */
+  get policy(): UnreachablePolicy {
+    return this.#policy;
+  }
+
   /** The coordinator sent a configuration: the local limiter follows it from now on. */
   serverConfiguration(wire: WireConfiguration): void {
     const config = fromWire(wire);
@@ -89,6 +96,11 @@ export class Fallback {
         );
       }
     }
+  }
+
+  /** The local limiter's state, or `null` when it was never needed (or the policy is not `local`). */
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null {
+    return this.#local?.snapshot(options) ?? null;
   }
 
   /** Stops the local limiter (waiting requests get `unavailable`). */

@@ -33,6 +33,8 @@
  */
 
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
 import { Connection, globalWebSocket } from "./_connection.ts";
 import { Fallback, unavailable, type UnreachablePolicy } from "./_fallback.ts";
 import { RemoteSeat, type SeatOwner } from "./_remote_seat.ts";
@@ -66,6 +68,16 @@ import {
   type RemoteCoordinator,
   type RemoteCoordinatorStats,
 } from "./client_types.ts";
+
+/** An acquire answered by the `local` policy, perhaps waiting in the local limiter. */
+interface FallbackWaiter {
+  request: SeatRequest;
+  signal: AbortSignal | undefined;
+  waitEndsAt: number;
+  /** Aborted to take it out of the local queue when the coordinator is reached again. */
+  moving: AbortController;
+  moved: boolean;
+}
 
 /** An acquire waiting for its decision. */
 interface Pending {
@@ -160,6 +172,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
   #abandoned = new Set<number>();
   #ops = new Coalescer<WireOp>((ops) => this.#connection.send(encodeMessage({ t: "ops", ops })));
   #closedPromise: Promise<void> | null = null;
+  #inFallback = new Set<FallbackWaiter>();
   /** Waiting for the first connection attempt's outcome (welcomed, or lost). */
   #firstAttempt: Array<{ resolve(): void; reject(e: unknown): void }> | null = [];
   /** Set once the server refused the token: every call rejects with it. */
@@ -317,6 +330,10 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     });
   }
 
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null {
+    return this.#fallback.snapshot(options);
+  }
+
   close(): Promise<void> {
     if (this.#closedPromise !== null) return this.#closedPromise;
     this.#attempted();
@@ -416,7 +433,41 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     late: boolean,
   ): Promise<Admission> {
     this.stats.fallbacks++;
-    return this.#fallback.answer(request, signal, late);
+    if (late || this.#fallback.policy !== "local") {
+      return this.#fallback.answer(request, signal, late);
+    }
+    // It may queue in the local limiter: if the coordinator is back meanwhile, it moves there
+    // (see #handOver), so that the local queue does not go on dispatching past the shared limit.
+    const waitLimitMs = request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS;
+    const w: FallbackWaiter = {
+      request,
+      signal,
+      waitEndsAt: this.#clock.now() + Math.min(waitLimitMs, MAX_QUEUE_WAIT_LIMIT_MS),
+      moving: new AbortController(),
+      moved: false,
+    };
+    this.#inFallback.add(w);
+    const mine = w.moving.signal;
+    const combined = signal === undefined ? mine : AbortSignal.any([signal, mine]);
+    return this.#fallback.answer(request, combined, false).then((admission) => {
+      this.#inFallback.delete(w);
+      if (!w.moved || admission.admitted || admission.reason !== "cancelled") return admission;
+      // Taken out of the local queue for the coordinator, with what is left of its wait.
+      const left = Math.max(0, w.waitEndsAt - this.#clock.now());
+      return this.acquire(
+        { ...request, waitLimitMs: left },
+        signal === undefined ? {} : { signal },
+      );
+    });
+  }
+
+  /** The coordinator is reached: what waits in the local limiter moves to it. */
+  #handOver(): void {
+    for (const w of this.#inFallback) {
+      if (w.signal?.aborted === true) continue;
+      w.moved = true;
+      w.moving.abort();
+    }
   }
 
   // ---- connection ---------------------------------------------------------
@@ -463,6 +514,7 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
     this.#renewTimer?.cancel();
     this.#renewTimer = null;
     this.#armRenewals();
+    this.#handOver();
     this.#attempted();
   }
 

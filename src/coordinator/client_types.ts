@@ -8,6 +8,8 @@
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import type { UnreachablePolicy } from "./_fallback.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { Coordinator } from "./types.ts";
 import type { WireConfiguration } from "./wire.ts";
 
@@ -143,6 +145,13 @@ export interface RemoteCoordinator extends Coordinator {
    * @throws {CoordinatorRefusedError} (rejects) when the server refused the token.
    */
   ready(): Promise<void>;
+  /**
+   * The `local` policy's limiter: its levels, seats and queues (what the
+   * admin routes of `apf()` and `apf serve` dump for a remote coordinator),
+   * or `null` while it was never needed. Requests waiting in it move to the
+   * coordinator once it is reached again.
+   */
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
   /** Releases held seats, answers waiting requests `unavailable`, closes the socket and timers. */
   close(): Promise<void>;
   /** Same as {@linkcode RemoteCoordinator.close}, for `await using`. */

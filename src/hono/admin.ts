@@ -95,7 +95,12 @@ export function dumpHandler<E extends Env = Env>(
   }
   return checked(kind, options, (c) => {
     const snapshot = source.snapshot({ includeRequests: kind === "dump_requests" });
-    if (snapshot === null) return c.text("No dump here: the coordinator is remote.\n", 404);
+    if (snapshot === null) {
+      return c.text(
+        "No dump here: the coordinator is remote, and its local fallback limiter has not been needed.\n",
+        404,
+      );
+    }
     const json = c.req.query("format") === "json";
     const includeRequestDetails = (c.req.query("includeRequestDetails") ?? "") !== "";
     switch (kind) {

@@ -182,3 +182,46 @@ Deno.test("ready(): resolves once the first attempt ended, welcomed or refused",
   assert.equal(dead.configuration, null);
   assert.notEqual(dead.state, "connected");
 });
+
+Deno.test("client policy local: requests waiting in the local limiter move to the coordinator once it is back", async () => {
+  // ServerCL 20: 4 seats of remote-only on the server, 1 in the local limiter at 10%.
+  const wire: WireConfiguration = {
+    serverConcurrencyLimit: 20,
+    mandatoryOnly: true,
+    objects: [limited("remote-only", { queuing: { queues: 1, handSize: 1, queueLengthLimit: 5 } })],
+  };
+  const server = startServer({ config: effectiveFromWire(wire)!, wire });
+  const client = connectCoordinator(server.url, { ...fast, fallback: { fraction: 0.1 } });
+  const request = { priorityLevel: "remote-only", flowSchema: "fs", waitLimitMs: 5_000 };
+  let server2;
+  try {
+    await client.ready();
+    await server.close();
+    await waitFor(() => client.state !== "connected", "disconnected");
+    const local = await client.acquire(request);
+    assert.ok(local.admitted, "the local limiter's one seat");
+    const waiting = [client.acquire(request), client.acquire(request)];
+    const localLevel = () =>
+      client.snapshot()!.levels.find((l) => l.name === "remote-only")!.queueSet;
+    await waitFor(() => localLevel().waitingRequests === 2, "two wait in the local limiter");
+    assert.equal(localLevel().seatsInUse, 1);
+
+    const started = performance.now();
+    server2 = startServer({ config: effectiveFromWire(wire)!, wire, port: server.port });
+    const moved = await Promise.all(waiting);
+    // Served by the coordinator's free seats, not after the local seat (held 5 s) frees.
+    assert.ok(moved.every((a) => a.admitted), JSON.stringify(moved));
+    assert.ok(since(started) < 2_000, `moved at the reconnection (${since(started)} ms)`);
+    assert.equal(localLevel().waitingRequests, 0);
+    const remote = server2.coordinator.snapshot().levels.find((l) => l.name === "remote-only")!;
+    assert.equal(remote.queueSet.seatsInUse, 2);
+    for (const a of moved) if (a.admitted) a.seat.release();
+    local.seat.release();
+    assert.equal(localLevel().seatsInUse, 0);
+    await assertNoLeak(server2);
+  } finally {
+    await client.close();
+    await server.close();
+    await server2?.close();
+  }
+});
