@@ -11,7 +11,12 @@
 import { computeLevelLimits, type EffectiveConfiguration } from "../config/mod.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { QueueSet, type QueueSetConfigChange } from "../fairqueuing/queue_set.ts";
-import type { QueueSetObserver, SnapshotOptions, StartRequestInit } from "../fairqueuing/types.ts";
+import type {
+  Decision,
+  QueueSetObserver,
+  SnapshotOptions,
+  StartRequestInit,
+} from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, PriorityLevelSnapshot } from "../observe/types.ts";
 import { adjustLevels, type BorrowingAdjustment, pushLimit } from "./_adjust.ts";
 import type { SeatDemandReport } from "./borrowing_controller.ts";
@@ -236,15 +241,31 @@ export class EmbeddedCoordinator implements Coordinator {
       const rejected = this.#rejection(name, decision);
       return wrap ? Promise.resolve(rejected) : rejected;
     }
-    return r.wait().then((d): Admission =>
-      d === "execute"
-        ? {
+    let waiting: Promise<Decision>;
+    try {
+      waiting = r.wait();
+    } catch (e) {
+      // Whatever went wrong, the queued request must not stay behind: a request no one waits
+      // for would be dispatched and hold its seats for ever, and the level would fill up.
+      r.cancel();
+      if (wrap) return Promise.reject(e);
+      throw e;
+    }
+    return waiting.then((d): Admission => {
+      if (d !== "execute") {
+        return this.#rejection(name, this.#closed && d === "cancelled" ? "unavailable" : d);
+      }
+      try {
+        return {
           admitted: true,
           seat: new EmbeddedSeat(level, r, this.#reap),
           waitedMs: r.startMs - r.arrivalMs,
-        }
-        : this.#rejection(name, this.#closed && d === "cancelled" ? "unavailable" : d)
-    );
+        };
+      } catch (e) {
+        r.finish();
+        throw e;
+      }
+    });
   }
 
   /**

@@ -88,7 +88,9 @@ export class Req implements QueueSetRequest {
   wait(): Promise<Decision> {
     if (this.decision !== null) return Promise.resolve(this.decision);
     if (this.waiter === null) {
-      const { promise, resolve } = Promise.withResolvers<Decision>();
+      // Not Promise.withResolvers: Node 20 lacks it (ES2024).
+      let resolve!: (d: Decision) => void;
+      const promise = new Promise<Decision>((r) => (resolve = r));
       this.waiter = { promise, resolve };
     }
     return this.waiter.promise;
