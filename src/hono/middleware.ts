@@ -35,6 +35,7 @@ import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { parseDurationMs } from "../_shared/duration.ts";
+import { checkOptionNames } from "../_shared/options.ts";
 import { bodyIsComplete } from "./_complete_body.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
@@ -273,11 +274,28 @@ function estimatorOf(estimate: ApfOptions["estimate"]): WorkEstimator {
   );
 }
 
+/** Every option of `apf()`, for {@linkcode checkOptionNames}. */
+const APF_OPTION_NAMES: readonly (keyof ApfOptions)[] = [
+  "config",
+  "mandatoryOnly",
+  "serverConcurrencyLimit",
+  "coordinator",
+  "identify",
+  "routes",
+  "estimate",
+  "requestTimeoutMs",
+  "longRunning",
+  "holdLongRunningSeats",
+  "onRejected",
+  "clock",
+];
+
 // deno-lint-ignore no-explicit-any
 function checkOptions(options: ApfOptions<any>): void {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`Cannot create apf(): options must be an object, got ${String(options)}`);
   }
+  checkOptionNames("create apf()", options, APF_OPTION_NAMES);
   const fns = ["identify", "longRunning", "onRejected"] as const;
   for (const name of fns) {
     const f = options[name];

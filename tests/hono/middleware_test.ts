@@ -362,3 +362,21 @@ Deno.test("mandatoryOnly with no config serves the mandatory levels only: anonym
     limiter.close();
   }
 });
+
+Deno.test("apf() refuses an option name it does not know, naming the closest one", () => {
+  assert.throws(
+    () => apf({ serverConcurrency: 10 } as never),
+    new TypeError(
+      'Cannot create apf(): unknown option "serverConcurrency" (did you mean "serverConcurrencyLimit"?)',
+    ),
+  );
+  assert.throws(
+    () => apf({ requestTimeout: 1000 } as never),
+    /unknown option "requestTimeout" \(did you mean "requestTimeoutMs"\?\)/,
+  );
+  assert.throws(() => apf({ indentify: () => null } as never), /did you mean "identify"\?/);
+  assert.throws(
+    () => apf({ zzz: 1 } as never),
+    new TypeError('Cannot create apf(): unknown option "zzz"'),
+  );
+});

@@ -1,0 +1,63 @@
+/**
+ * Refusing option names a function does not know: in JavaScript a
+ * misspelled option (`serverConcurrency` for `serverConcurrencyLimit`) would
+ * otherwise be ignored without a word, and its default silently used.
+ *
+ * @module
+ */
+
+/**
+ * Throws a TypeError naming the first key of `options` that is not in
+ * `known`, and the known name closest to it.
+ *
+ * @throws {TypeError} `Cannot <what>: unknown option "serverConcurrency" (did you mean "serverConcurrencyLimit"?)`.
+ */
+export function checkOptionNames(
+  what: string,
+  options: object,
+  known: readonly string[],
+): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = closest(key, known);
+    throw new TypeError(
+      `Cannot ${what}: unknown option ${JSON.stringify(key)}${
+        near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`
+      }`,
+    );
+  }
+}
+
+/** The entry of `names` nearest to `word` (edit distance, case-insensitive), if near enough. */
+function closest(word: string, names: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  const w = word.toLowerCase();
+  for (const name of names) {
+    const n = name.toLowerCase();
+    // A prefix (a name cut short) is as near as it gets.
+    const d = n.startsWith(w) || w.startsWith(n) ? 1 : editDistance(w, n);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = name;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(
+        previous[j]! + 1,
+        row[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
+}
