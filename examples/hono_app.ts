@@ -7,7 +7,8 @@
  * `jwt` middleware (`Authorization: Bearer …`, secret in `JWT_SECRET`), else
  * the client's address as an unauthenticated flow, so that anonymous
  * clients are fair to each other too. Operators read metrics and dumps with
- * `Authorization: Bearer $APF_ADMIN_TOKEN`.
+ * `Authorization: Bearer $APF_ADMIN_TOKEN` (16 characters or more; without
+ * it the admin routes are not mounted).
  *
  * @module
  */
@@ -16,7 +17,7 @@ import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
 import { jwt } from "hono/jwt";
 import { jwtPayloadIdentity } from "@apf/edge";
-import { apf, apfAdminRoutes, type ApfEnv } from "@apf/edge/hono";
+import { apf, apfAdminRoutes, type ApfEnv, bearerToken } from "@apf/edge/hono";
 
 const config = await Deno.readTextFile(new URL("./web-api.yaml", import.meta.url));
 
@@ -62,12 +63,12 @@ app.post("/v1/reports", async (c) => {
   return c.json({ report: "ready" });
 });
 
-app.route(
-  "/",
-  apfAdminRoutes(limiter, {
-    authorize: (c) => c.req.header("Authorization") === `Bearer ${Deno.env.get("APF_ADMIN_TOKEN")}`,
-  }),
-);
+// Mounted only with a token; bearerToken() refuses an empty or short one (it never lets in
+// "Bearer undefined").
+const adminToken = Deno.env.get("APF_ADMIN_TOKEN");
+if (adminToken !== undefined) {
+  app.route("/", apfAdminRoutes(limiter, { authorize: bearerToken(adminToken) }));
+}
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 8000 }, app.fetch);
 Deno.addSignalListener("SIGINT", async () => {

@@ -302,6 +302,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "TOO_MANY_REQUESTS_BODY",
       "apf",
       "apfAdminRoutes",
+      "bearerToken",
       "dumpHandler",
       "metricsHandler",
     ],

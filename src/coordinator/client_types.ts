@@ -31,7 +31,12 @@ export class CoordinatorRefusedError extends Error {
   /** The coordinator's URL. */
   readonly url: string;
 
-  /** @param url the coordinator's URL; @param reason what the coordinator said. */
+  /**
+   * Creates the error.
+   *
+   * @param url The coordinator's URL.
+   * @param reason What the coordinator said.
+   */
   constructor(url: string, reason: string) {
     super(`The coordinator at ${url} refused this client's token: ${reason}`);
     this.name = "CoordinatorRefusedError";

@@ -63,10 +63,10 @@ export {
   type SessionOutput,
   type SessionStats,
 } from "./sessions.ts";
+export { constantTimeEqual } from "../_shared/secrets.ts";
 export {
   CLOSE_PROTOCOL_ERROR,
   CLOSE_UNAUTHENTICATED,
-  constantTimeEqual,
   ServerConnection,
   type ServerConnectionOptions,
 } from "./server_connection.ts";

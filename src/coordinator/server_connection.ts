@@ -16,6 +16,7 @@ import {
   type WireConfiguration,
   type WireError,
 } from "./wire.ts";
+import { constantTimeEqual } from "../_shared/secrets.ts";
 
 /** WebSocket close code after a protocol violation (RFC 6455 §7.4.1). */
 export const CLOSE_PROTOCOL_ERROR = 1002;
@@ -39,20 +40,6 @@ export interface ServerConnectionOptions {
    * client gave in its `hello` when refusing that; never given a secret.
    */
   onRefused?: (error: WireError, client: string | null) => void;
-}
-
-const encoder = new TextEncoder();
-
-/**
- * Compares two strings in time that depends on their lengths only, not on
- * where they differ (for secrets).
- */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const x = encoder.encode(a), y = encoder.encode(b);
-  let diff = x.length ^ y.length;
-  const n = Math.max(x.length, y.length);
-  for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
 }
 
 /** The server side of one WebSocket connection. */

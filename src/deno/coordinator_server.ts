@@ -20,7 +20,8 @@ import {
   formatConfigurationDiff,
 } from "../config/diff.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
-import { constantTimeEqual, ServerConnection } from "../coordinator/server_connection.ts";
+import { ServerConnection } from "../coordinator/server_connection.ts";
+import { constantTimeEqual } from "../_shared/secrets.ts";
 import { SessionHost } from "../coordinator/sessions.ts";
 import type { WireConfiguration } from "../coordinator/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";

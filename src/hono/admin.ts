@@ -20,6 +20,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE } from "../observe/registry.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import { constantTimeEqual } from "../_shared/secrets.ts";
 
 /** Where the admin routes read from: an `apf()` middleware is one. */
 export interface AdminSource {
@@ -37,6 +38,40 @@ export interface AdminOptions<E extends Env = Env> {
    * `true` on a listener only operators reach.
    */
   authorize: (c: Context<E>) => boolean | Promise<boolean>;
+}
+
+/** The shortest admin token {@linkcode bearerToken} accepts. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+/**
+ * An `authorize` that lets in the requests carrying
+ * `Authorization: Bearer <token>` (compared in constant time). It fails
+ * closed: a missing, empty or short token (an unset environment variable)
+ * throws when the routes are created, instead of letting in
+ * `Bearer undefined`.
+ *
+ * @throws {TypeError} when `token` is not a string of 16 characters or more.
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { apf, apfAdminRoutes, bearerToken } from "@apf/edge/hono";
+ *
+ * const limiter = apf();
+ * const admin = apfAdminRoutes(limiter, { authorize: bearerToken("0123456789abcdef-example") });
+ * const app = new Hono().use(limiter).route("/", admin);
+ * limiter.close();
+ * ```
+ */
+export function bearerToken(token: string | null | undefined): (c: Context) => boolean {
+  if (typeof token !== "string" || token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new TypeError(
+      `Cannot authorize the admin routes: the token must be a string of ${MIN_ADMIN_TOKEN_LENGTH} characters or more, got ${
+        typeof token === "string" ? `${token.length} characters` : String(token)
+      }`,
+    );
+  }
+  const expected = `Bearer ${token}`;
+  return (c) => constantTimeEqual(c.req.header("Authorization") ?? "", expected);
 }
 
 /** The three dumps, by the last segment of their path. */

@@ -26,6 +26,7 @@ export {
   type AdminOptions,
   type AdminSource,
   apfAdminRoutes,
+  bearerToken,
   DEBUG_PREFIX,
   dumpHandler,
   type DumpKind,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
+import { constantTimeEqual } from "../../src/_shared/secrets.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import {
   CLOSE_UNAUTHENTICATED,
-  constantTimeEqual,
   ServerConnection,
 } from "../../src/coordinator/server_connection.ts";
 import { SessionHost } from "../../src/coordinator/sessions.ts";

@@ -5,6 +5,7 @@ import {
   apf,
   apfAdminRoutes,
   type ApfEnv,
+  bearerToken,
   dumpHandler,
   metricsHandler,
 } from "../../src/hono/mod.ts";
@@ -120,4 +121,37 @@ Deno.test("metrics and dumps show a request waiting and one executing", async ()
   await a;
   await b;
   limiter.close();
+});
+
+Deno.test("bearerToken() lets in its token only, and fails closed on a missing, empty or short one", async () => {
+  for (const bad of [undefined, null, "", "short"]) {
+    assert.throws(
+      () => bearerToken(bad),
+      /Cannot authorize the admin routes: the token must be a string of 16 characters or more/,
+    );
+  }
+  const limiter = apf();
+  const token = "0123456789abcdef-admin";
+  const app = new Hono().route("/", apfAdminRoutes(limiter, { authorize: bearerToken(token) }));
+  try {
+    for (
+      const [header, status] of [
+        [undefined, 403],
+        ["Bearer undefined", 403],
+        ["Bearer ", 403],
+        [`Bearer ${token}x`, 403],
+        [`bearer ${token}`, 403],
+        [`Bearer ${token}`, 200],
+      ] as const
+    ) {
+      const res = await app.request(
+        "/metrics",
+        header === undefined ? {} : { headers: { Authorization: header } },
+      );
+      assert.equal(res.status, status, String(header));
+      await res.body?.cancel();
+    }
+  } finally {
+    limiter.close();
+  }
 });
