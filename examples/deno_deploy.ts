@@ -3,8 +3,10 @@
  * embedded coordinator (seats are per isolate until a shared coordinator is
  * configured). Configuration is inline, so nothing is read from disk.
  *
- *   deno run --allow-net examples/deno_deploy.ts     # locally
+ *   deno run --allow-net --allow-env=LOG_TOKENS,LOG_STREAM examples/deno_deploy.ts   # locally
  *   deployctl deploy --entrypoint=examples/deno_deploy.ts
+ *
+ * (The YAML parser reads two environment variables; Deno Deploy grants them.)
  *
  * @module
  */
