@@ -207,8 +207,10 @@ export async function serveCommand(
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
     ...(remote !== null && { coordinator: remote }),
     onUpstreamError: (e, req) => {
-      const path = new URL(req.url).pathname;
-      io.stderr(`apf serve: upstream error: ${req.method} ${path}: ${messageOf(e)}\n`);
+      // The path as forwarded, after the upstream's own (the query may carry secrets).
+      const target = upstream.origin + upstream.pathname.replace(/\/+$/, "") +
+        new URL(req.url).pathname;
+      io.stderr(`apf serve: upstream error: ${req.method} ${target}: ${causeChain(e)}\n`);
     },
   });
   const unsubscribe = signals(() => {
@@ -241,4 +243,19 @@ export async function serveCommand(
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * `fetch failed: Connection refused (os error 111)`: fetch's own message
+ * says nothing; the reason is in its `cause` (the Fetch standard's network
+ * error wraps it).
+ */
+function causeChain(e: unknown): string {
+  const parts: string[] = [];
+  for (let c: unknown = e, depth = 0; c !== undefined && c !== null && depth < 4; depth++) {
+    parts.push(messageOf(c));
+    c = c instanceof Error ? c.cause : undefined;
+  }
+  // Deno's cause quotes the URL fetched, query included, and a query may carry secrets.
+  return parts.join(": ").replace(/(https?:\/\/[^\s)?]*)\?[^\s)]*/g, "$1?…");
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
 import { SERVE_USAGE } from "../../src/cli/serve.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
-import { sleep, testUpstream } from "../deno/_helpers.ts";
+import { closedPort, sleep, testUpstream } from "../deno/_helpers.ts";
 import { readUntil, run, spawnApf } from "./_run.ts";
 
 Deno.test("apf serve --help prints the options", async () => {
@@ -182,4 +182,40 @@ Deno.test("apf serve exits 1 at start when the coordinator refuses its token, wi
   );
   assert.ok(!stderr.includes("a-wrong-token"));
   assert.deepEqual(refused, ["apf serve"]);
+});
+
+Deno.test('apf serve: an upstream error names the target and the cause, not only "fetch failed"', async () => {
+  const port = closedPort();
+  const { child, stdout, stderr, seen } = spawnApf([
+    "serve",
+    "--upstream",
+    `http://127.0.0.1:${port}/base`,
+    "--listen",
+    "127.0.0.1:0",
+  ]);
+  try {
+    const [, gw] = await readUntil(stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, seen);
+    const res = await fetch(`http://127.0.0.1:${gw}/x?secret=1`);
+    assert.equal(res.status, 502);
+    await res.body?.cancel();
+    child.kill("SIGTERM");
+    await child.status;
+    const err = await stderr;
+    assert.match(
+      err,
+      new RegExp(
+        `apf serve: upstream error: GET http://127\\.0\\.0\\.1:${port}/base/x: fetch failed: .*Connection refused`,
+      ),
+    );
+    assert.ok(!err.includes("secret"), "the query stays out of the log");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // it exited
+    }
+    await child.status;
+    await stdout.cancel();
+    await stderr;
+  }
 });
