@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import type { Session, SessionHost, SessionOutput } from "./sessions.ts";
 import {
   decodeClientMessage,
@@ -36,6 +37,15 @@ export interface ServerConnectionOptions {
   close(code: number, reason: string): void;
   /** Told about every refused frame (for metrics); never given a secret. */
   onRefused?: (error: WireError) => void;
+  /**
+   * A client that has not sent `hello` this many ms after the connection
+   * was created gets `error` `hello-expected` and is closed, so that a
+   * socket opened and left silent does not stay forever (default: no
+   * limit). Needs `clock`.
+   */
+  helloTimeoutMs?: number;
+  /** The clock of the hello timeout. */
+  clock?: Clock;
 }
 
 const encoder = new TextEncoder();
@@ -57,10 +67,31 @@ export class ServerConnection {
   #options: ServerConnectionOptions;
   #session: Session | null = null;
   #closed = false;
+  #helloTimer: Timer | null = null;
 
-  /** Creates the connection; nothing happens until the first frame. */
+  /**
+   * Creates the connection; nothing happens until the first frame, or the
+   * hello timeout.
+   *
+   * @throws {TypeError} when `helloTimeoutMs` is given without `clock`.
+   */
   constructor(options: ServerConnectionOptions) {
     this.#options = options;
+    const timeoutMs = options.helloTimeoutMs;
+    if (timeoutMs !== undefined) {
+      if (options.clock === undefined) {
+        throw new TypeError("Cannot create a server connection: helloTimeoutMs needs a clock");
+      }
+      this.#helloTimer = options.clock.setTimer(timeoutMs, () => {
+        this.#helloTimer = null;
+        if (this.#session !== null || this.#closed) return;
+        this.#refuse(
+          { code: "hello-expected", message: `no hello within ${timeoutMs} ms` },
+          null,
+          true,
+        );
+      });
+    }
   }
 
   /** The session, once `hello` was accepted. */
@@ -109,6 +140,7 @@ export class ServerConnection {
         );
         return;
       }
+      this.#cancelHelloTimer();
       const out = this.#output();
       const host = this.#options.host;
       const resumed = message.resume === null ? null : host.resume(message.resume, out);
@@ -143,7 +175,13 @@ export class ServerConnection {
   closed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#cancelHelloTimer();
     this.#session?.detach();
+  }
+
+  #cancelHelloTimer(): void {
+    this.#helloTimer?.cancel();
+    this.#helloTimer = null;
   }
 
   #output(): SessionOutput {

@@ -102,7 +102,7 @@ export function nativeDriver(): ConnectionDriver | null {
         hooks.requestStarted();
         // Settles once the response was written out, or failed (client gone).
         const ended = () => hooks.requestEnded();
-      info.completed.then(ended, ended);
+        info.completed.then(ended, ended);
         return handler(req, info);
       },
       onError,

@@ -13,14 +13,20 @@ import { systemClock } from "../fairqueuing/clock.ts";
 import { apf, apfAdminRoutes, type ApfOptions } from "../hono/mod.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
 import { reverseProxy } from "./_proxy.ts";
+import { checkLimits } from "./_limits.ts";
 import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
+import { type GuardedServer, serveGuarded } from "./http_server.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
 
 /**
  * Starts the gateway: listening as soon as it returns. Needs `--allow-net`
- * for the listeners and the upstream.
+ * for the listeners and the upstream. Both listeners run on
+ * {@linkcode serveGuarded}: idle and half-sent connections are closed after
+ * the header and idle timeouts, connections past `maxConnections` are
+ * answered 503, and running out of file descriptors slows accepting down
+ * without stopping it.
  *
  * @throws {TypeError} when `upstream` is not an `http:` or `https:` URL without query and fragment.
  * @throws {ConfigurationError} for an invalid configuration; {TypeError} or {RangeError} for a bad option.
@@ -44,6 +50,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     ? null
     : checkAddress("adminListen", options.adminListen);
   const clock = options.clock ?? systemClock;
+  const limits = checkLimits("serve the gateway", options);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const apfOptions: ApfOptions<GatewayEnv> = {
     requestTimeoutMs,
@@ -64,20 +71,24 @@ export function serveGateway(options: GatewayOptions): Gateway {
   );
 
   const onListen = options.onListen;
-  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  const servers: GuardedServer[] = [];
   try {
-    servers.push(Deno.serve({
+    servers.push(serveGuarded((req, info) => app.fetch(req, info), {
+      ...limits,
       hostname: listen.hostname,
       port: listen.port,
+      clock,
       onListen: (addr) => onListen?.(addr, "main"),
-    }, (req, info) => app.fetch(req, info)));
+    }));
     if (adminListen !== null) {
       const admin = new Hono().route("/", apfAdminRoutes(middleware, { authorize: () => true }));
-      servers.push(Deno.serve({
+      servers.push(serveGuarded((req) => admin.fetch(req), {
+        ...limits,
         hostname: adminListen.hostname,
         port: adminListen.port,
+        clock,
         onListen: (addr) => onListen?.(addr, "admin"),
-      }, (req) => admin.fetch(req)));
+      }));
     }
   } catch (e) {
     // The main listener is up but the admin one failed (port taken): stop it too.
@@ -91,7 +102,6 @@ export function serveGateway(options: GatewayOptions): Gateway {
     stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => middleware.close());
     return stopping;
   };
-  // A listener may also end without shutdown() (its signal, an error): finish the same way.
   const finished = Promise.all(servers.map((s) => s.finished)).then(() => shutdown());
   return {
     addr: servers[0]!.addr,
