@@ -11,6 +11,13 @@ import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { addressOption, type HostPort, httpUrlOf } from "./_address.ts";
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_FLAGS_HELP,
+  CONNECTION_FLAGS_USAGE,
+  connectionLimitsOf,
+} from "./_connection_flags.ts";
+import { parseDurationMs } from "../_shared/duration.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
@@ -18,7 +25,7 @@ import { processSignals, type ShutdownSignals } from "./serve.ts";
 
 /** Usage line of the command. */
 export const COORDINATOR_USAGE =
-  "apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR]";
+  `apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR] [--hello-timeout <duration>] ${CONNECTION_FLAGS_USAGE}`;
 
 const HELP = helpText(
   COORDINATOR_USAGE,
@@ -34,6 +41,9 @@ a WebSocket (protocol: src/coordinator/PROTOCOL.md).
   --token-file F             the shared secret clients must present; without it the
                              coordinator listens on loopback only
   --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and POST /reload there
+  --hello-timeout <d>        Go duration (default 10s): a client that has not sent hello by
+                             then after its WebSocket opened is disconnected
+${CONNECTION_FLAGS_HELP}
 
 SIGHUP reloads the configuration files (an invalid one is refused whole and the
 old one keeps serving). SIGINT or SIGTERM answers waiting requests unavailable,
@@ -59,7 +69,15 @@ export async function coordinatorCommand(
 ): Promise<ExitCode> {
   const parsed = parseArgs(args, {
     booleans: ["mandatory-only"],
-    strings: ["config", "listen", "admin-listen", "server-concurrency", "token-file"],
+    strings: [
+      "config",
+      "listen",
+      "admin-listen",
+      "server-concurrency",
+      "token-file",
+      "hello-timeout",
+      ...CONNECTION_FLAGS,
+    ],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
     io.stdout(HELP);
@@ -82,6 +100,17 @@ export async function coordinatorCommand(
   const scl = sclText === undefined ? 600 : Number(sclText);
   if (!(/^\d+$/.test(sclText ?? "600") && Number.isSafeInteger(scl) && scl >= 1)) {
     return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(sclText)}`);
+  }
+  const limits = connectionLimitsOf(last);
+  if (typeof limits === "string") return fail(limits);
+  const helloText = last("hello-timeout");
+  const helloTimeoutMs = helloText === undefined ? undefined : parseDurationMs(helloText);
+  if (helloText !== undefined && !(helloTimeoutMs !== undefined && helloTimeoutMs >= 1)) {
+    return fail(
+      `--hello-timeout must be a duration of 1ms or more, like 10s, got ${
+        JSON.stringify(helloText)
+      }`,
+    );
   }
   let token: string | null = null;
   const tokenFile = last("token-file");
@@ -117,6 +146,8 @@ export async function coordinatorCommand(
       listen: listen!,
       adminListen,
       token,
+      ...limits,
+      ...(helloTimeoutMs !== undefined && { helloTimeoutMs }),
       load: async () => {
         const next = await load();
         if (typeof next === "string") throw new Error(next);

@@ -29,7 +29,11 @@ export type ConnectionHandler = (
 export interface ConnectionHooks {
   /** A request's headers are complete: it goes to the handler now. */
   requestStarted(): void;
-  /** That request's response was delivered, or could not be. */
+  /**
+   * That request's response was handed over to be sent (its body may still
+   * stream: the native driver) or delivered (the upgrading driver), or the
+   * request failed.
+   */
   requestEnded(): void;
   /** That request was answered `101 Switching Protocols`: the connection left HTTP. */
   upgraded(): void;
@@ -40,8 +44,9 @@ export interface ConnectionServer {
   /** Settles once the connection closed (or was upgraded and left to its WebSocket). */
   readonly finished: Promise<void>;
   /**
-   * Closes the connection. Only called while no request is in flight: a
-   * partly received request head is dropped with it.
+   * Closes the connection once the responses handed over are delivered
+   * (at once when there are none); a partly received request head is
+   * dropped. Called only when no request is in flight by the hooks.
    */
   close(): void;
 }
@@ -100,10 +105,26 @@ export function nativeDriver(): ConnectionDriver | null {
       undefined,
       (req, info) => {
         hooks.requestStarted();
-        // Settles once the response was written out, or failed (client gone).
-        const ended = () => hooks.requestEnded();
-        info.completed.then(ended, ended);
-        return handler(req, info);
+        // Ended once the response is handed over, its body maybe still streaming: close() is
+        // graceful here, and `info.completed` would cost a promise from Rust per request.
+        let result: Response | Promise<Response>;
+        try {
+          result = handler(req, info);
+        } catch (e) {
+          hooks.requestEnded();
+          throw e;
+        }
+        if (!(result instanceof Promise)) {
+          hooks.requestEnded();
+          return result;
+        }
+        return result.then((response) => {
+          hooks.requestEnded();
+          return response;
+        }, (e) => {
+          hooks.requestEnded();
+          throw e;
+        });
       },
       onError,
       noop,

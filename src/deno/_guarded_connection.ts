@@ -5,10 +5,14 @@
  * it. The HTTP itself is a {@linkcode ConnectionDriver}'s.
  *
  * Deno's HTTP servers parse the request head themselves and tell only when
- * a head is complete (the handler is called) and when its response is done,
- * not when the next request's first byte arrives: so after the first
- * request the idle timeout covers the wait for the whole next head, where
- * Go's `http.Server` (`IdleTimeout`, then `ReadHeaderTimeout`) splits it.
+ * a head is complete (the handler is called) and when its response is
+ * handed over, not when the next request's first byte arrives: so after the
+ * first request the idle timeout covers the wait for the whole next head,
+ * where Go's `http.Server` (`IdleTimeout`, then `ReadHeaderTimeout`) splits
+ * it. With the native driver the idle time counts from when the response
+ * was handed over, its body maybe still streaming: the close then waits for
+ * the body (hyper's graceful close), and the connection is not kept alive
+ * after a response that streamed longer than the idle timeout.
  *
  * @module
  */

@@ -27,6 +27,7 @@ import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
+import { exposeServerStats } from "./_server_metrics.ts";
 
 /** Where the coordinator listens when not told: `127.0.0.1:7070`. */
 export const DEFAULT_COORDINATOR_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7070 };
@@ -331,6 +332,11 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     coordinator.close();
     throw e;
   }
+
+  exposeServerStats(metrics.registry, [
+    { listener: "main", server: servers[0]! },
+    ...(servers[1] === undefined ? [] : [{ listener: "admin", server: servers[1] }]),
+  ]);
 
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> => {

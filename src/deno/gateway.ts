@@ -16,6 +16,7 @@ import { reverseProxy } from "./_proxy.ts";
 import { checkLimits } from "./_limits.ts";
 import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
+import { exposeServerStats } from "./_server_metrics.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
@@ -97,9 +98,21 @@ export function serveGateway(options: GatewayOptions): Gateway {
     throw e;
   }
 
+  // With an embedded coordinator made here, its metrics are this gateway's own: show the
+  // listeners' connections there too (a coordinator passed in may serve other gateways).
+  const unexpose = options.coordinator === undefined && middleware.metrics !== null
+    ? exposeServerStats(middleware.metrics.registry, [
+      { listener: "main", server: servers[0]! },
+      ...(servers[1] === undefined ? [] : [{ listener: "admin", server: servers[1] }]),
+    ])
+    : () => {};
+
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> => {
-    stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => middleware.close());
+    stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => {
+      unexpose();
+      middleware.close();
+    });
     return stopping;
   };
   const finished = Promise.all(servers.map((s) => s.finished)).then(() => shutdown());
