@@ -29,17 +29,17 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 Deno.test("the coordinator closes a WebSocket that sends no hello within helloTimeoutMs", async () => {
-  await using server = serveCoordinator({ listen: { hostname, port: 0 }, helloTimeoutMs: 200 });
+  await using server = serveCoordinator({ listen: { hostname, port: 0 }, helloTimeoutMs: 300 });
   const url = `ws://${hostname}:${server.addr.port}/`;
   const silent = await open(url);
   const started = performance.now();
   const event = await within(silent.closed, 3_000, "the silent client closed");
-  assert.ok(performance.now() - started >= 150, "closed before the hello timeout");
+  assert.ok(performance.now() - started >= 250, "closed before the hello timeout");
   assert.equal(event.code, 1002);
   assert.deepEqual(silent.messages, [{
     t: "error",
     code: "hello-expected",
-    message: "no hello within 200 ms",
+    message: "no hello within 300 ms",
     id: null,
   }]);
 
@@ -48,7 +48,7 @@ Deno.test("the coordinator closes a WebSocket that sends no hello within helloTi
   polite.socket.send(
     JSON.stringify({ t: "hello", v: [1], token: null, client: "t", resume: null }),
   );
-  await sleep(400);
+  await sleep(500);
   assert.equal(polite.socket.readyState, WebSocket.OPEN);
   assert.equal(polite.messages[0]?.t, "welcome");
   polite.socket.close();

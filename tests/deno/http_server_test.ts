@@ -32,7 +32,7 @@ Deno.test("serveGuarded closes a keep-alive connection idle for the idle timeout
   await using server = serveGuarded(hello, {
     hostname,
     port: 0,
-    headerTimeoutMs: 150,
+    headerTimeoutMs: 2_000,
     idleTimeoutMs: 300,
   });
   const idle = await connect(server.addr.port);
@@ -109,7 +109,7 @@ Deno.test("serveGuarded with webSocket: upgrades stay open past the idle timeout
     const { socket, response } = Deno.upgradeWebSocket(req);
     socket.onmessage = (e) => socket.send(`echo ${e.data}`);
     return response;
-  }, { hostname, port: 0, headerTimeoutMs: 150, idleTimeoutMs: 150, webSocket: true });
+  }, { hostname, port: 0, headerTimeoutMs: 300, idleTimeoutMs: 150, webSocket: true });
   const socket = new WebSocket(`ws://127.0.0.1:${server.addr.port}/`);
   const messages: string[] = [];
   let received = () => {};
@@ -126,7 +126,7 @@ Deno.test("serveGuarded with webSocket: upgrades stay open past the idle timeout
     });
   socket.send("a");
   await echoed(1);
-  await sleep(400); // past both timeouts
+  await sleep(500); // past both timeouts
   socket.send("b");
   await echoed(2);
   assert.deepEqual(messages, ["echo a", "echo b"]);
