@@ -13,8 +13,9 @@
  *   WebSocket; about half as fast for a hello world, and it compresses
  *   compressible bodies for clients that accept gzip or br, as Deno 1 did.
  *
- * Both are looked up when a server starts; when neither is there (another
- * Deno), `serveGuarded()` falls back to plain `Deno.serve`.
+ * Each is looked up when a server starts; when the one a server needs is
+ * not there (another Deno), `serveGuarded()` falls back to plain
+ * `Deno.serve`.
  *
  * @module
  */
@@ -106,7 +107,8 @@ export function nativeDriver(): ConnectionDriver | null {
       (req, info) => {
         hooks.requestStarted();
         // Ended once the response is handed over, its body maybe still streaming: close() is
-        // graceful here, and `info.completed` would cost a promise from Rust per request.
+        // graceful here, so the body still gets out; `info.completed` would add a promise per
+        // request.
         let result: Response | Promise<Response>;
         try {
           result = handler(req, info);

@@ -30,6 +30,7 @@ import { type ConnectionDriver, nativeDriver, upgradingDriver } from "./_deno_ht
 import { type ExpiryReason, GuardedConnection } from "./_guarded_connection.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
 import { refuse } from "./_refusal.ts";
+import { serveUnguarded } from "./_unguarded_server.ts";
 
 export type { ConnectionLimits } from "./_limits.ts";
 export {
@@ -108,8 +109,6 @@ const LINGERING_REFUSALS = 64;
 const REFUSAL_LINGER_MS = 1_000;
 const FIRST_BACKOFF_MS = 5;
 const MAX_BACKOFF_MS = 1_000;
-
-let warned = false;
 
 /**
  * Serves `handler` on `options.hostname:options.port` with header and idle
@@ -277,37 +276,4 @@ class Guarded implements GuardedServer {
 function internalError(error: unknown): Response {
   console.error("serveGuarded: the handler failed:", error);
   return new Response("Internal Server Error\n", { status: 500 });
-}
-
-/** The fallback: plain `Deno.serve`, for a Deno without the per-connection servers. */
-function serveUnguarded(handler: GuardedHandler, options: GuardedServeOptions): GuardedServer {
-  if (!warned) {
-    warned = true;
-    console.warn(
-      "serveGuarded: this Deno has no per-connection HTTP server where Deno 2.9 keeps it; " +
-        "serving with Deno.serve, without header and idle timeouts, connection cap or EMFILE back-off",
-    );
-  }
-  const server = Deno.serve({
-    hostname: options.hostname,
-    port: options.port,
-    onListen: (addr) => options.onListen?.(addr),
-    ...(options.onError !== undefined && { onError: options.onError }),
-  }, handler);
-  const shutdown = () => server.shutdown();
-  return {
-    addr: server.addr,
-    guarded: false,
-    stats: {
-      open: 0,
-      accepted: 0,
-      refused: 0,
-      acceptErrors: 0,
-      headerTimeouts: 0,
-      idleTimeouts: 0,
-    },
-    finished: server.finished.catch(() => {}),
-    shutdown,
-    [Symbol.asyncDispose]: shutdown,
-  };
 }

@@ -153,3 +153,19 @@ Deno.test("serveGuarded refuses bad limits", () => {
     );
   }
 });
+
+Deno.test("serveGuarded falls back to plain Deno.serve on a Deno without its per-connection server", async () => {
+  const deno = Deno as unknown as Record<PropertyKey, Record<string, unknown>>;
+  const internals = deno[(Deno as unknown as { internal: symbol }).internal]!;
+  const original = internals.serveHttpOnConnection;
+  internals.serveHttpOnConnection = undefined;
+  try {
+    await using server = serveGuarded(hello, { hostname, port: 0 });
+    assert.equal(server.guarded, false);
+    const conn = await connect(server.addr.port);
+    assert.match(await roundTrip(conn), /^HTTP\/1\.1 200 OK\r\n[^]*hello 127\.0\.0\.1$/);
+    conn.close();
+  } finally {
+    internals.serveHttpOnConnection = original;
+  }
+});
