@@ -286,11 +286,11 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
 
   const servers: GuardedServer[] = [];
   try {
+    // Sockets time out on real time; `clock` is the protocol's (leases, grace, hello).
     servers.push(serveGuarded(handler, {
       ...limits,
       hostname: listen.hostname,
       port: listen.port,
-      clock,
       webSocket: true,
       onListen: (addr) => options.onListen?.(addr, "main"),
     }));
@@ -322,7 +322,6 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         ...limits,
         hostname: adminListen.hostname,
         port: adminListen.port,
-        clock,
         onListen: (addr) => options.onListen?.(addr, "admin"),
       }));
     }

@@ -74,11 +74,11 @@ export function serveGateway(options: GatewayOptions): Gateway {
   const onListen = options.onListen;
   const servers: GuardedServer[] = [];
   try {
+    // Sockets time out on real time: `clock` is the queues' and the upstream deadline's.
     servers.push(serveGuarded((req, info) => app.fetch(req, info), {
       ...limits,
       hostname: listen.hostname,
       port: listen.port,
-      clock,
       onListen: (addr) => onListen?.(addr, "main"),
     }));
     if (adminListen !== null) {
@@ -87,7 +87,6 @@ export function serveGateway(options: GatewayOptions): Gateway {
         ...limits,
         hostname: adminListen.hostname,
         port: adminListen.port,
-        clock,
         onListen: (addr) => onListen?.(addr, "admin"),
       }));
     }

@@ -19,8 +19,11 @@
  * Each accepted connection is handed to Deno's own per-connection HTTP
  * server (`_deno_http.ts`), so requests take `Deno.serve`'s path: requests
  * and responses stream both ways, `req.signal` aborts when the client goes
- * away. The timeouts close a connection without a `408`: the HTTP parser
- * holds the connection's bytes, not this module.
+ * away, and throughput is `Deno.serve`'s (`bench/RESULTS.md`). Deno does
+ * not export that server in its types: on a Deno without it this falls
+ * back to plain `Deno.serve`, with a warning and `guarded` false. The
+ * timeouts close a connection without a `408`: the HTTP parser holds the
+ * connection's bytes, not this module.
  *
  * @module
  */
