@@ -12,6 +12,13 @@ import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { addressOption, type HostPort, httpUrlOf } from "./_address.ts";
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_FLAGS_HELP,
+  CONNECTION_FLAGS_USAGE,
+  connectionLimitsOf,
+} from "./_connection_flags.ts";
+import { parseDurationMs } from "../_shared/duration.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 import { readManifests } from "./read_manifests.ts";
@@ -19,7 +26,7 @@ import { processSignals, type ShutdownSignals } from "./serve.ts";
 
 /** Usage line of the command. */
 export const COORDINATOR_USAGE =
-  "apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR] [--allow-empty-config]";
+  `apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR] [--allow-empty-config] [--hello-timeout <duration>] ${CONNECTION_FLAGS_USAGE}`;
 
 const HELP = helpText(
   COORDINATOR_USAGE,
@@ -36,6 +43,9 @@ a WebSocket (protocol: src/coordinator/PROTOCOL.md).
                              coordinator listens on loopback only
   --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and POST /reload there
   --allow-empty-config       let a reload drop every user object (refused otherwise)
+  --hello-timeout <d>        Go duration (default 10s): a client that has not sent hello by
+                             then after its WebSocket opened is disconnected
+${CONNECTION_FLAGS_HELP}
 
 SIGHUP reloads the configuration files (an invalid one is refused whole and the
 old one keeps serving; so is one without any object, replacing one with some,
@@ -63,7 +73,15 @@ export async function coordinatorCommand(
 ): Promise<ExitCode> {
   const parsed = parseArgs(args, {
     booleans: ["mandatory-only", "allow-empty-config"],
-    strings: ["config", "listen", "admin-listen", "server-concurrency", "token-file"],
+    strings: [
+      "config",
+      "listen",
+      "admin-listen",
+      "server-concurrency",
+      "token-file",
+      "hello-timeout",
+      ...CONNECTION_FLAGS,
+    ],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
     io.stdout(HELP);
@@ -86,6 +104,17 @@ export async function coordinatorCommand(
   const scl = sclText === undefined ? 600 : Number(sclText);
   if (!(/^\d+$/.test(sclText ?? "600") && Number.isSafeInteger(scl) && scl >= 1)) {
     return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(sclText)}`);
+  }
+  const limits = connectionLimitsOf(last);
+  if (typeof limits === "string") return fail(limits);
+  const helloText = last("hello-timeout");
+  const helloTimeoutMs = helloText === undefined ? undefined : parseDurationMs(helloText);
+  if (helloText !== undefined && !(helloTimeoutMs !== undefined && helloTimeoutMs >= 1)) {
+    return fail(
+      `--hello-timeout must be a duration of 1ms or more, like 10s, got ${
+        JSON.stringify(helloText)
+      }`,
+    );
   }
   let token: string | null = null;
   const tokenFile = last("token-file");
@@ -123,6 +152,8 @@ export async function coordinatorCommand(
       listen: listen!,
       adminListen,
       token,
+      ...limits,
+      ...(helloTimeoutMs !== undefined && { helloTimeoutMs }),
       load: async () => {
         const next = await load();
         if (typeof next === "string") throw new Error(next);

@@ -11,13 +11,19 @@ import { connectCoordinator } from "../coordinator/client.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
 import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_FLAGS_HELP,
+  CONNECTION_FLAGS_USAGE,
+  connectionLimitsOf,
+} from "./_connection_flags.ts";
 import { helpText, parseArgs } from "./args.ts";
 import { loadEffective } from "./effective_input.ts";
 import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  "apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F]";
+  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F]`;
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -38,6 +44,7 @@ the request timeout gives 504.
                              X-Remote-Extra-* (only behind an authenticating proxy that sets
                              them); without it every request is anonymous
   --request-timeout <d>      Go duration (default 60s): a request queues a quarter of it at most
+${CONNECTION_FLAGS_HELP}
   --coordinator <ws-url>     take seats from a shared apf coordinator (its configuration is
                              the one classified with; --config serves the local fallback
                              until it is reached)
@@ -88,6 +95,7 @@ export async function serveCommand(
       "coordinator-token-file",
       "coordinator-policy",
       "fallback-fraction",
+      ...CONNECTION_FLAGS,
     ],
   });
   if (parsed.ok && parsed.booleans.has("help")) {
@@ -125,6 +133,8 @@ export async function serveCommand(
       }`,
     );
   }
+  const limits = connectionLimitsOf(last);
+  if (typeof limits === "string") return fail(limits);
   const coordinatorText = last("coordinator");
   if (coordinatorText !== undefined && !/^wss?:\/\//.test(coordinatorText)) {
     return fail(`--coordinator must be a ws: or wss: URL, got ${JSON.stringify(coordinatorText)}`);
@@ -205,6 +215,7 @@ export async function serveCommand(
     adminListen,
     trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+    ...limits,
     ...(remote !== null && { coordinator: remote }),
     onUpstreamError: (e, req) => {
       // The path as forwarded, after the upstream's own (the query may carry secrets).

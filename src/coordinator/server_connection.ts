@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import type { Session, SessionHost, SessionOutput } from "./sessions.ts";
 import {
   decodeClientMessage,
@@ -40,6 +41,15 @@ export interface ServerConnectionOptions {
    * client gave in its `hello` when refusing that; never given a secret.
    */
   onRefused?: (error: WireError, client: string | null) => void;
+  /**
+   * A client that has not sent `hello` this many ms after the connection
+   * was created gets `error` `hello-expected` and is closed, so that a
+   * socket opened and left silent does not stay forever (default: no
+   * limit). Needs `clock`.
+   */
+  helloTimeoutMs?: number;
+  /** The clock of the hello timeout. */
+  clock?: Clock;
 }
 
 /** The server side of one WebSocket connection. */
@@ -47,10 +57,31 @@ export class ServerConnection {
   #options: ServerConnectionOptions;
   #session: Session | null = null;
   #closed = false;
+  #helloTimer: Timer | null = null;
 
-  /** Creates the connection; nothing happens until the first frame. */
+  /**
+   * Creates the connection; nothing happens until the first frame, or the
+   * hello timeout.
+   *
+   * @throws {TypeError} when `helloTimeoutMs` is given without `clock`.
+   */
   constructor(options: ServerConnectionOptions) {
     this.#options = options;
+    const timeoutMs = options.helloTimeoutMs;
+    if (timeoutMs !== undefined) {
+      if (options.clock === undefined) {
+        throw new TypeError("Cannot create a server connection: helloTimeoutMs needs a clock");
+      }
+      this.#helloTimer = options.clock.setTimer(timeoutMs, () => {
+        this.#helloTimer = null;
+        if (this.#session !== null || this.#closed) return;
+        this.#refuse(
+          { code: "hello-expected", message: `no hello within ${timeoutMs} ms` },
+          null,
+          true,
+        );
+      });
+    }
   }
 
   /** The session, once `hello` was accepted. */
@@ -100,6 +131,7 @@ export class ServerConnection {
         );
         return;
       }
+      this.#cancelHelloTimer();
       const out = this.#output();
       const host = this.#options.host;
       const resumed = message.resume === null ? null : host.resume(message.resume, out);
@@ -134,7 +166,13 @@ export class ServerConnection {
   closed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#cancelHelloTimer();
     this.#session?.detach();
+  }
+
+  #cancelHelloTimer(): void {
+    this.#helloTimer?.cancel();
+    this.#helloTimer = null;
   }
 
   #output(): SessionOutput {

@@ -30,12 +30,21 @@ import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";
 import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import type { ListenAddress } from "./gateway_types.ts";
+import { checkLimits, type ConnectionLimits } from "./_limits.ts";
+import { type GuardedServer, serveGuarded } from "./http_server.ts";
+import { exposeServerStats } from "./_server_metrics.ts";
 
 /** Where the coordinator listens when not told: `127.0.0.1:7070`. */
 export const DEFAULT_COORDINATOR_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7070 };
 
-/** Options of {@linkcode serveCoordinator}. */
-export interface CoordinatorServerOptions {
+/**
+ * Options of {@linkcode serveCoordinator}. The connection limits apply to
+ * each listener: `headerTimeoutMs` until the WebSocket upgrade request is
+ * in, `idleTimeoutMs` between admin requests, `maxConnections` to the HTTP
+ * connections of each listener and, apart, to the clients' WebSockets
+ * (an upgrade past it is answered 503).
+ */
+export interface CoordinatorServerOptions extends ConnectionLimits {
   /** The user objects (already validated, e.g. by `loadConfiguration`); default none. */
   configuration?: FlowControlConfiguration;
   /** Merge with the mandatory built-in objects only (default false). */
@@ -67,6 +76,12 @@ export interface CoordinatorServerOptions {
    * the grace period, as after any disconnect.
    */
   maxBufferedBytes?: number;
+  /**
+   * A client that has not sent `hello` this many ms after its WebSocket
+   * opened gets `error` `hello-expected` and is disconnected (default
+   * 10,000).
+   */
+  helloTimeoutMs?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
   /**
@@ -124,6 +139,9 @@ function objectCount(c: FlowControlConfiguration): number {
   return c.flowSchemas.length + c.priorityLevels.length;
 }
 
+/** Default of {@linkcode CoordinatorServerOptions.helloTimeoutMs}. */
+const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 function isLoopback(hostname: string): boolean {
@@ -165,6 +183,15 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   const authorize = (header: string | undefined): boolean =>
     token === null || constantTimeEqual(header ?? "", `Bearer ${token}`);
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+  const limits = checkLimits("serve the coordinator", options);
+  const helloTimeoutMs = options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS;
+  if (!(typeof helloTimeoutMs === "number" && helloTimeoutMs > 0)) {
+    throw new RangeError(
+      `Cannot serve the coordinator: helloTimeoutMs must be a number > 0, got ${
+        String(helloTimeoutMs)
+      }`,
+    );
+  }
   const clock = options.clock ?? systemClock;
   const mandatoryOnly = options.mandatoryOnly === true;
   const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
@@ -212,6 +239,10 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     name: "apf_coordinator_slow_clients_total",
     help: "Connections closed because their client stopped reading",
   });
+  const refusedSockets = metrics.registry.counter({
+    name: "apf_coordinator_refused_connections_total",
+    help: "WebSocket upgrades answered 503 because maxConnections clients were connected",
+  });
   const sessions = metrics.registry.gauge({
     name: "apf_coordinator_sessions",
     help: "Client sessions connected or in their grace period",
@@ -230,10 +261,20 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         headers: { Upgrade: "websocket" },
       });
     }
+    // An upgraded connection leaves the HTTP server's count: the cap on sockets is here.
+    if (connections.size >= limits.maxConnections) {
+      refusedSockets.labels().inc();
+      return new Response("Too many connections: try again later.\n", {
+        status: 503,
+        headers: { "Retry-After": "1", Connection: "close" },
+      });
+    }
     const { socket, response } = Deno.upgradeWebSocket(req);
     const connection = new ServerConnection({
       host,
       token,
+      clock,
+      helloTimeoutMs,
       configuration: wire,
       send: (text) => {
         socket.send(text);
@@ -305,13 +346,16 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     return diff;
   };
 
-  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  const servers: GuardedServer[] = [];
   try {
-    servers.push(Deno.serve({
+    // Sockets time out on real time; `clock` is the protocol's (leases, grace, hello).
+    servers.push(serveGuarded(handler, {
+      ...limits,
       hostname: listen.hostname,
       port: listen.port,
+      webSocket: true,
       onListen: (addr) => options.onListen?.(addr, "main"),
-    }, handler));
+    }));
     if (adminListen !== null) {
       const admin = new Hono()
         .route(
@@ -338,11 +382,12 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
             return c.text(`refused: ${e instanceof Error ? e.message : String(e)}\n`, 400);
           }
         });
-      servers.push(Deno.serve({
+      servers.push(serveGuarded((req) => admin.fetch(req), {
+        ...limits,
         hostname: adminListen.hostname,
         port: adminListen.port,
         onListen: (addr) => options.onListen?.(addr, "admin"),
-      }, (req) => admin.fetch(req)));
+      }));
     }
   } catch (e) {
     for (const server of servers) void server.shutdown();
@@ -350,6 +395,11 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     coordinator.close();
     throw e;
   }
+
+  exposeServerStats(metrics.registry, [
+    { listener: "main", server: servers[0]! },
+    ...(servers[1] === undefined ? [] : [{ listener: "admin", server: servers[1] }]),
+  ]);
 
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> => {

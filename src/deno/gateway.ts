@@ -13,14 +13,21 @@ import { systemClock } from "../fairqueuing/clock.ts";
 import { apf, apfAdminRoutes, type ApfOptions } from "../hono/mod.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
 import { reverseProxy } from "./_proxy.ts";
+import { checkLimits } from "./_limits.ts";
 import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
+import { type GuardedServer, serveGuarded } from "./http_server.ts";
+import { exposeServerStats } from "./_server_metrics.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
 
 /**
  * Starts the gateway: listening as soon as it returns. Needs `--allow-net`
- * for the listeners and the upstream.
+ * for the listeners and the upstream. Both listeners run on
+ * {@linkcode serveGuarded}: idle and half-sent connections are closed after
+ * the header and idle timeouts, connections past `maxConnections` are
+ * answered 503, and running out of file descriptors slows accepting down
+ * without stopping it.
  *
  * @throws {TypeError} when `upstream` is not an `http:` or `https:` URL without query and fragment.
  * @throws {ConfigurationError} for an invalid configuration; {TypeError} or {RangeError} for a bad option.
@@ -44,6 +51,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     ? null
     : checkAddress("adminListen", options.adminListen);
   const clock = options.clock ?? systemClock;
+  const limits = checkLimits("serve the gateway", options);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const apfOptions: ApfOptions<GatewayEnv> = {
     requestTimeoutMs,
@@ -64,20 +72,23 @@ export function serveGateway(options: GatewayOptions): Gateway {
   );
 
   const onListen = options.onListen;
-  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  const servers: GuardedServer[] = [];
   try {
-    servers.push(Deno.serve({
+    // Sockets time out on real time: `clock` is the queues' and the upstream deadline's.
+    servers.push(serveGuarded((req, info) => app.fetch(req, info), {
+      ...limits,
       hostname: listen.hostname,
       port: listen.port,
       onListen: (addr) => onListen?.(addr, "main"),
-    }, (req, info) => app.fetch(req, info)));
+    }));
     if (adminListen !== null) {
       const admin = new Hono().route("/", apfAdminRoutes(middleware, { authorize: () => true }));
-      servers.push(Deno.serve({
+      servers.push(serveGuarded((req) => admin.fetch(req), {
+        ...limits,
         hostname: adminListen.hostname,
         port: adminListen.port,
         onListen: (addr) => onListen?.(addr, "admin"),
-      }, (req) => admin.fetch(req)));
+      }));
     }
   } catch (e) {
     // The main listener is up but the admin one failed (port taken): stop it too.
@@ -86,12 +97,23 @@ export function serveGateway(options: GatewayOptions): Gateway {
     throw e;
   }
 
+  // With an embedded coordinator made here, its metrics are this gateway's own: show the
+  // listeners' connections there too (a coordinator passed in may serve other gateways).
+  const unexpose = options.coordinator === undefined && middleware.metrics !== null
+    ? exposeServerStats(middleware.metrics.registry, [
+      { listener: "main", server: servers[0]! },
+      ...(servers[1] === undefined ? [] : [{ listener: "admin", server: servers[1] }]),
+    ])
+    : () => {};
+
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> => {
-    stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => middleware.close());
+    stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => {
+      unexpose();
+      middleware.close();
+    });
     return stopping;
   };
-  // A listener may also end without shutdown() (its signal, an error): finish the same way.
   const finished = Promise.all(servers.map((s) => s.finished)).then(() => shutdown());
   return {
     addr: servers[0]!.addr,

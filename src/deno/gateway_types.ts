@@ -12,6 +12,7 @@ import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { ApfVariables } from "../hono/types.ts";
 import type { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { ConnectionLimits } from "./_limits.ts";
 
 /** Where a listener binds. */
 export interface ListenAddress {
@@ -22,18 +23,22 @@ export interface ListenAddress {
 }
 
 /**
- * The Hono environment of the gateway's app: `Deno.serve`'s info, and
+ * The Hono environment of the gateway's app: the server's info, and
  * `apf()`'s variables. Internal: not exported from `@apf/edge/deno`.
  */
 export interface GatewayEnv {
-  /** What `Deno.serve` tells of the connection: the client's address. */
+  /** What the server tells of the connection: the client's address. */
   Bindings: { remoteAddr: Deno.Addr };
   /** What `apf()` sets. */
   Variables: ApfVariables;
 }
 
-/** Options of {@linkcode serveGateway}. */
-export interface GatewayOptions {
+/**
+ * Options of {@linkcode serveGateway}. The connection limits
+ * (`headerTimeoutMs`, `idleTimeoutMs`, `maxConnections`) apply to each
+ * listener.
+ */
+export interface GatewayOptions extends ConnectionLimits {
   /** Where requests go: an `http:` or `https:` URL; its path, if any, prefixes every request's. */
   upstream: string | URL;
   /**

@@ -1,7 +1,9 @@
 /**
  * `@apf/edge/deno`: Deno-specific pieces: loading manifest files, the APF
  * gateway (`apf serve`) in front of any HTTP upstream, the coordinator
- * server, and `noDelayWebSocket()`, the transport to use with
+ * server, `serveGuarded()`, the HTTP server both run on (timeouts, a
+ * connection cap, an accept loop that survives `EMFILE`), and
+ * `noDelayWebSocket()`, the transport to use with
  * `connectCoordinator` on Deno. The portable core is `@apf/edge`; the
  * middleware is `@apf/edge/hono`.
  *
@@ -18,4 +20,15 @@ export {
   type ReloadResult,
   serveCoordinator,
 } from "./coordinator_server.ts";
+export {
+  type ConnectionLimits,
+  DEFAULT_HEADER_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  type GuardedHandler,
+  type GuardedServeOptions,
+  type GuardedServer,
+  type GuardedServerStats,
+  serveGuarded,
+} from "./http_server.ts";
 export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";

@@ -11,6 +11,12 @@ Deno.test("apf coordinator --help and bad options", async () => {
       [["--listen", "7070"], '--listen must be host:port (port 0..65535), got "7070"'],
       [["--server-concurrency", "0"], "--server-concurrency must be a positive integer"],
       [["--listen", "0.0.0.0:0"], "without a token it listens on loopback only"],
+      [
+        ["--hello-timeout", "5"],
+        '--hello-timeout must be a duration of 1ms or more, like 10s, got "5"',
+      ],
+      [["--header-timeout", "x"], "--header-timeout must be a duration of 1ms or more"],
+      [["--max-connections", "1.5"], '--max-connections must be a positive integer, got "1.5"'],
     ] as const
   ) {
     const { code, stderr } = await run(["coordinator", ...args]);

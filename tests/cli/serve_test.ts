@@ -34,6 +34,15 @@ Deno.test("apf serve refuses bad options with exit 2, before listening", async (
     ],
     [["--upstream", "http://x", "--request-timeout", "0s"], "--request-timeout must be"],
     [["--upstream", "http://x", "--server-concurrency", "0"], "--server-concurrency must be"],
+    [
+      ["--upstream", "http://x", "--header-timeout", "10"],
+      '--header-timeout must be a duration of 1ms or more, like 10s or 1m30s, got "10"',
+    ],
+    [["--upstream", "http://x", "--idle-timeout", "0s"], "--idle-timeout must be a duration"],
+    [
+      ["--upstream", "http://x", "--max-connections", "0"],
+      '--max-connections must be a positive integer, got "0"',
+    ],
     [["--upstream", "http://x", "--bogus"], "unknown option --bogus"],
     [
       ["--upstream", "http://x", "--coordinator", "http://c"],

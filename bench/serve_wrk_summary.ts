@@ -1,0 +1,48 @@
+/**
+ * Summarizes bench/serve_wrk.sh's TSV: per variant `<server>/<app>` the
+ * median req/s, p50 and p99 over the rounds, the ratio to the same app on
+ * `Deno.serve` (`deno/<app>`), and for the gateway the ratio to the plain
+ * Hono fetch proxy on `Deno.serve` (`deno/proxy`), the gateway's target.
+ *
+ * Run: `deno run --allow-read bench/serve_wrk_summary.ts results.tsv`.
+ *
+ * @module
+ */
+
+const [file] = Deno.args;
+if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
+const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
+const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[]; bad: number }>();
+for (const [, v, rps, p50, p99, bad] of rows) {
+  const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [], bad: 0 };
+  e.rps.push(Number(rps));
+  e.p50.push(Number(p50));
+  e.p99.push(Number(p99));
+  e.bad += Number(bad);
+  byVariant.set(v!, e);
+}
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+const rpsOf = (v: string) => {
+  const e = byVariant.get(v);
+  return e === undefined ? NaN : median(e.rps);
+};
+const n = (x: number) => Math.round(x).toLocaleString("en");
+console.log(
+  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs same app on Deno.serve | vs deno/proxy | non-2xx |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const [v, e] of byVariant) {
+  const rps = median(e.rps);
+  const app = v.slice(v.indexOf("/") + 1);
+  console.log(
+    `| ${v} | ${n(rps)} | ${n(Math.min(...e.rps))}–${n(Math.max(...e.rps))} | ${
+      n(median(e.p50))
+    } µs | ${n(median(e.p99))} µs | ${(rps / rpsOf(`deno/${app}`)).toFixed(2)}x | ${
+      app === "hello" ? "" : `${(rps / rpsOf("deno/proxy")).toFixed(2)}x`
+    } | ${e.bad} |`,
+  );
+}
