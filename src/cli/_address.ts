@@ -38,6 +38,14 @@ export function addressOption(
     `--${name} must be host:port (port 0..65535), got ${JSON.stringify(text)}`;
 }
 
+/**
+ * A listener's error with the option names of the library (`listen`,
+ * `adminListen`) turned into the flags they came from.
+ */
+export function withFlagNames(message: string): string {
+  return message.replace("(adminListen)", "(--admin-listen)").replace("(listen)", "(--listen)");
+}
+
 /** `http://host:port` for printing where a listener is (IPv6 in brackets). */
 export function httpUrlOf(addr: HostPort): string {
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;

@@ -11,7 +11,7 @@ import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
-import { addressOption, type HostPort, httpUrlOf } from "./_address.ts";
+import { addressOption, type HostPort, httpUrlOf, withFlagNames } from "./_address.ts";
 import {
   CONNECTION_FLAGS,
   CONNECTION_FLAGS_HELP,
@@ -178,7 +178,11 @@ export async function coordinatorCommand(
       },
     });
   } catch (e) {
-    return fail(messageOf(e));
+    if (!(e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable)) {
+      return fail(messageOf(e));
+    }
+    io.stderr(`apf coordinator: ${withFlagNames(messageOf(e))}\n`);
+    return 1;
   }
   const unsubscribe = signals(() => {
     say("apf coordinator: shutting down\n");

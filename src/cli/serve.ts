@@ -10,7 +10,13 @@ import { DEBUG_PREFIX } from "../hono/admin.ts";
 import { connectCoordinator } from "../coordinator/client.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
-import { addressOption, type HostPort, httpUrlOf, parseUpstream } from "./_address.ts";
+import {
+  addressOption,
+  type HostPort,
+  httpUrlOf,
+  parseUpstream,
+  withFlagNames,
+} from "./_address.ts";
 import {
   CONNECTION_FLAGS,
   CONNECTION_FLAGS_HELP,
@@ -208,22 +214,30 @@ export async function serveCommand(
     }
   }
 
-  const gateway = serveGateway({
-    upstream,
-    config: loaded.effective,
-    listen: listen!,
-    adminListen,
-    trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
-    ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
-    ...limits,
-    ...(remote !== null && { coordinator: remote }),
-    onUpstreamError: (e, req) => {
-      // The path as forwarded, after the upstream's own (the query may carry secrets).
-      const target = upstream.origin + upstream.pathname.replace(/\/+$/, "") +
-        new URL(req.url).pathname;
-      io.stderr(`apf serve: upstream error: ${req.method} ${target}: ${causeChain(e)}\n`);
-    },
-  });
+  let gateway;
+  try {
+    gateway = serveGateway({
+      upstream,
+      config: loaded.effective,
+      listen: listen!,
+      adminListen,
+      trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
+      ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+      ...limits,
+      ...(remote !== null && { coordinator: remote }),
+      onUpstreamError: (e, req) => {
+        // The path as forwarded, after the upstream's own (the query may carry secrets).
+        const target = upstream.origin + upstream.pathname.replace(/\/+$/, "") +
+          new URL(req.url).pathname;
+        io.stderr(`apf serve: upstream error: ${req.method} ${target}: ${causeChain(e)}\n`);
+      },
+    });
+  } catch (e) {
+    unsubscribeConfiguration?.();
+    await remote?.close();
+    io.stderr(`apf serve: ${withFlagNames(messageOf(e))}\n`);
+    return 1;
+  }
   const unsubscribe = signals(() => {
     say("apf serve: shutting down, letting in-flight requests finish\n");
     void gateway.shutdown();

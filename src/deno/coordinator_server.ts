@@ -351,6 +351,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     // Sockets time out on real time; `clock` is the protocol's (leases, grace, hello).
     servers.push(serveGuarded(handler, {
       ...limits,
+      name: "listen",
       hostname: listen.hostname,
       port: listen.port,
       webSocket: true,
@@ -384,6 +385,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         });
       servers.push(serveGuarded((req) => admin.fetch(req), {
         ...limits,
+        name: "adminListen",
         hostname: adminListen.hostname,
         port: adminListen.port,
         onListen: (addr) => options.onListen?.(addr, "admin"),

@@ -77,6 +77,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     // Sockets time out on real time: `clock` is the queues' and the upstream deadline's.
     servers.push(serveGuarded((req, info) => app.fetch(req, info), {
       ...limits,
+      name: "listen",
       hostname: listen.hostname,
       port: listen.port,
       onListen: (addr) => onListen?.(addr, "main"),
@@ -85,6 +86,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
       const admin = new Hono().route("/", apfAdminRoutes(middleware, { authorize: () => true }));
       servers.push(serveGuarded((req) => admin.fetch(req), {
         ...limits,
+        name: "adminListen",
         hostname: adminListen.hostname,
         port: adminListen.port,
         onListen: (addr) => onListen?.(addr, "admin"),

@@ -64,6 +64,8 @@ export interface GuardedServeOptions extends ConnectionLimits {
   webSocket?: boolean;
   /** Called once, as soon as the server listens. */
   onListen?: (addr: Deno.NetAddr) => void;
+  /** What this listener is (an option or flag name), named when it cannot listen. */
+  name?: string;
   /** Answers a request whose handler threw (default: logs it, answers 500). */
   onError?: (error: unknown) => Response | Promise<Response>;
   /** The clock of the timeouts and of the accept back-off (default: the system clock). */
@@ -133,13 +135,19 @@ const MAX_BACKOFF_MS = 1_000;
  * ```
  *
  * @throws {RangeError} for a timeout that is not a number > 0, or a cap that is not an integer >= 1.
- * @throws {Deno.errors.AddrInUse} and the like when the address cannot be listened on.
+ * @throws {Deno.errors.AddrInUse} and the like when the address cannot be listened on: the
+ * same class, its message naming the address (and `name`).
  */
 export function serveGuarded(handler: GuardedHandler, options: GuardedServeOptions): GuardedServer {
   const limits = checkLimits("serve", options);
   const driver = options.webSocket === true ? upgradingDriver() : nativeDriver();
-  if (driver === null) return serveUnguarded(handler, options);
-  const listener = Deno.listen({ hostname: options.hostname, port: options.port });
+  let listener: Deno.TcpListener;
+  try {
+    if (driver === null) return serveUnguarded(handler, options);
+    listener = Deno.listen({ hostname: options.hostname, port: options.port });
+  } catch (e) {
+    throw listenError(e, options);
+  }
   const server = new Guarded(listener, driver, handler, {
     ...limits,
     clock: options.clock ?? systemClock,
@@ -152,6 +160,23 @@ export function serveGuarded(handler: GuardedHandler, options: GuardedServeOptio
     throw e;
   }
   return server;
+}
+
+/**
+ * `e` with a message that says where: "Address already in use (os error
+ * 98)" names neither the address nor the setting it came from.
+ */
+function listenError(e: unknown, options: GuardedServeOptions): unknown {
+  if (!(e instanceof Error)) return e;
+  const where = `${options.hostname}:${options.port}${
+    options.name === undefined ? "" : ` (${options.name})`
+  }`;
+  const Same = e.constructor as new (message: string, init: { cause: unknown }) => Error;
+  try {
+    return new Same(`Cannot listen on ${where}: ${e.message}`, { cause: e });
+  } catch {
+    return new Error(`Cannot listen on ${where}: ${e.message}`, { cause: e });
+  }
 }
 
 interface GuardedSettings extends Required<ConnectionLimits> {

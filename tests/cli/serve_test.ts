@@ -228,3 +228,33 @@ Deno.test('apf serve: an upstream error names the target and the cause, not only
     await stderr;
   }
 });
+
+Deno.test("apf serve and apf coordinator name the address and the flag when it is taken", async () => {
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const taken = `127.0.0.1:${(busy.addr as Deno.NetAddr).port}`;
+  const main = await run(["serve", "--upstream", "http://127.0.0.1:3000", "--listen", taken]);
+  assert.equal(main.code, 1);
+  assert.match(
+    main.stderr,
+    new RegExp(`^apf serve: Cannot listen on ${taken} \\(--listen\\): Address already in use`),
+  );
+  const admin = await run([
+    "serve",
+    "--upstream",
+    "http://127.0.0.1:3000",
+    "--listen",
+    "127.0.0.1:0",
+    "--admin-listen",
+    taken,
+  ]);
+  assert.equal(admin.code, 1);
+  assert.match(admin.stderr, new RegExp(`Cannot listen on ${taken} \\(--admin-listen\\)`));
+  const coordinator = await run(["coordinator", "--listen", taken]);
+  assert.equal(coordinator.code, 1);
+  assert.match(
+    coordinator.stderr,
+    new RegExp(
+      `^apf coordinator: Cannot listen on ${taken} \\(--listen\\): Address already in use`,
+    ),
+  );
+});
