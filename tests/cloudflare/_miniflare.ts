@@ -29,6 +29,7 @@
  */
 
 import * as esbuild from "esbuild";
+import type { Readable } from "node:stream";
 import { Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -69,6 +70,8 @@ export interface StartedWorker extends AsyncDisposable {
   readonly code: string;
   /** How long bundling and starting took, in ms. */
   readonly timings: { readonly bundleMs: number; readonly startMs: number };
+  /** What the Worker and workerd printed so far (kept, not printed). */
+  logs(): string;
   /** `mf.dispatchFetch` of `path` (relative to {@linkcode StartedWorker.url}). */
   fetch(
     path: string,
@@ -148,8 +151,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<StartedW
   const t0 = performance.now();
   const code = await bundleWorker(options.entry, options.target);
   const t1 = performance.now();
+  // What the Worker and workerd print is kept for the test to read (`logs()`), not printed:
+  // tests that provoke errors would otherwise clutter the output with the expected ones.
+  let logs = "";
+  const collect = (stream: Readable) => {
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => void (logs += chunk));
+  };
   const mf = new Miniflare({
     name: "worker",
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+      collect(stdout);
+      collect(stderr);
+    },
     // An explicit module: Miniflare does not parse it (its parser rejects a native `using`).
     modules: [{
       type: "ESModule",
@@ -180,6 +194,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<StartedW
     code,
     timings,
     fetch: (path, init) => mf.dispatchFetch(new URL(path, url), init),
+    logs: () => logs,
     async durableObject<T>(binding: string, name: string) {
       // Miniflare types its proxies with @cloudflare/workers-types, which Deno cannot load.
       const namespace = await mf.getDurableObjectNamespace(

@@ -96,6 +96,11 @@ Deno.test({
         await using worker = await start("kind: FlowSchema\nspec: 7\n", persist);
         assert.equal(await version(worker), 3);
         assert.equal(await levelOf(worker), "third");
+        await eventually(() => Promise.resolve(worker.logs()), (l) => l.includes("APF_CONFIG"));
+        assert.match(
+          worker.logs(),
+          /apf: the new APF_CONFIG is invalid, keeping the configuration in force: Cannot load configuration: 1 error/,
+        );
       }
     } finally {
       await Deno.remove(persist, { recursive: true });
@@ -112,6 +117,11 @@ Deno.test({
       await using worker = await start("kind: FlowSchema\nspec: 7\n", persist);
       // Built-in, mandatory only: authenticated users land in catch-all, and are served.
       assert.equal(await levelOf(worker), "catch-all");
+      await eventually(() => Promise.resolve(worker.logs()), (l) => l.includes("invalid"));
+      assert.match(
+        worker.logs(),
+        /apf: the configuration from env is invalid, serving the built-in one/,
+      );
     } finally {
       await Deno.remove(persist, { recursive: true });
     }

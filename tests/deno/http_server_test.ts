@@ -159,13 +159,18 @@ Deno.test("serveGuarded falls back to plain Deno.serve on a Deno without its per
   const internals = deno[(Deno as unknown as { internal: symbol }).internal]!;
   const original = internals.serveHttpOnConnection;
   internals.serveHttpOnConnection = undefined;
+  const warnings: unknown[][] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warnings.push(args);
   try {
     await using server = serveGuarded(hello, { hostname, port: 0 });
     assert.equal(server.guarded, false);
+    assert.equal(warnings.length <= 1, true, "warned once at most (once per process)");
     const conn = await connect(server.addr.port);
     assert.match(await roundTrip(conn), /^HTTP\/1\.1 200 OK\r\n[^]*hello 127\.0\.0\.1$/);
     conn.close();
   } finally {
+    console.warn = warn;
     internals.serveHttpOnConnection = original;
   }
 });
