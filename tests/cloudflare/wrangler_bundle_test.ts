@@ -6,6 +6,9 @@
  */
 
 import assert from "node:assert/strict";
+// In the module graph so that Deno installs wrangler (its bin too) into node_modules: the
+// package's own dependencies leave the test tooling out (dev/import_map.json has it).
+import wranglerPackage from "wrangler/package.json" with { type: "json" };
 import { Miniflare } from "miniflare";
 import { COMPATIBILITY_DATE, MINIFLARE_TEST_OPTIONS } from "./_miniflare.ts";
 
@@ -22,6 +25,7 @@ Deno.test({
   name: "the example Worker, bundled by wrangler, serves in workerd with its wrangler.jsonc",
   ...MINIFLARE_TEST_OPTIONS,
   fn: async () => {
+    assert.equal(wranglerPackage.version, "4.86.0", "the wrangler of dev/import_map.json");
     const config = readWranglerConfig();
     assert.equal(config.compatibility_date, COMPATIBILITY_DATE, "pinned like the tests' workerd");
     const dir = await Deno.makeTempDir({ prefix: "apf-wrangler-" });
