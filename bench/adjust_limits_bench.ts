@@ -1,9 +1,9 @@
 /**
- * Borrowing adjustment benchmark (issue 9): the cost of one
- * `EmbeddedCoordinator.adjustLimits()` (spec §6: fold each level's seat
- * demand into its statistics, allocate current limits, apply them), on the
- * built-in configuration (8 levels) and on 100 limited levels that lend and
- * borrow. Run with `deno task bench bench/adjust_limits_bench.ts`.
+ * Borrowing adjustment benchmark: the cost of one
+ * `EmbeddedCoordinator.adjustLimits()` (`docs/semantics.md` §6: fold each
+ * level's seat demand into its statistics, allocate current limits, apply
+ * them), on the built-in configuration (8 levels) and on 100 limited levels
+ * that lend and borrow. Run with `deno task bench bench/adjust_limits_bench.ts`.
  *
  * The coordinators run on a fake clock moving 10 s per adjustment, as the
  * real timer would. `deno bench` reports means, so the file also prints,

@@ -1,5 +1,5 @@
 /**
- * Coordinator benchmarks (issue 9): acquire + release pairs per second of
+ * Coordinator benchmarks: acquire + release pairs per second of
  * the {@linkcode EmbeddedCoordinator}, beside the bare {@linkcode QueueSet}
  * and two popular limiters from npm (p-limit, p-queue) as outside
  * references. Run with `deno run --allow-read --allow-env=LOG_TOKENS,LOG_STREAM

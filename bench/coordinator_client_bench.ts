@@ -1,5 +1,5 @@
 /**
- * One client of the remote coordinator benchmark (issue 11): a raw
+ * One client of the remote coordinator benchmark: a raw
  * WebSocket speaking protocol v1 (`src/coordinator/PROTOCOL.md`) in a
  * closed loop. It keeps `inflight` acquires outstanding; each `admitted`
  * decision is answered with a `release` for it and a new `acquire`.

@@ -1,5 +1,5 @@
 /**
- * Remote coordinator benchmark (issue 11): decisions per second of one
+ * Remote coordinator benchmark: decisions per second of one
  * coordinator server process (`bench/coordinator_server_bench.ts`) driven by
  * 4 client processes (`bench/coordinator_client_bench.ts`) over loopback,
  * batched (every op a received `decisions` frame triggers in one `ops`

@@ -1,5 +1,5 @@
 /**
- * The coordinator server of the remote coordinator benchmark (issue 11):
+ * The coordinator server of the remote coordinator benchmark:
  * `serveCoordinator` on 127.0.0.1 with one level, `bench`, large enough
  * that the benchmark's clients never wait (ServerCL 10,000; `bench` has 100
  * shares against `catch-all`'s 5, so about 9,500 seats; 128 queues, hand 6).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wrk benchmark of the gateway's added latency (issue 10): wrk straight at an
+# wrk benchmark of the gateway's added latency: wrk straight at an
 # upstream (`direct`), through a plain `fetch` reverse proxy without APF
 # (`proxy`), and through `apf serve` (`gateway`, built-in configuration,
 # --trust-identity-headers; wrk sends X-Remote-User: alice, X-Remote-Group:

@@ -1,5 +1,5 @@
 /**
- * The servers of the gateway latency benchmark (issue 10, bench/gateway_wrk.sh):
+ * The servers of the gateway latency benchmark (bench/gateway_wrk.sh):
  *
  * - `upstream <port> [delayMs]`: `Deno.serve` on 127.0.0.1, every request →
  *   `hello` (after `delayMs` ms of `setTimeout` when given, like a handler

@@ -1,5 +1,5 @@
 /**
- * The `apf()` middleware invoked directly (issue 10): per request, a fresh
+ * The `apf()` middleware invoked directly: per request, a fresh
  * Hono `Context` over one prepared `Request`, the middleware, and a `next`
  * that does what Hono's compose does with `c.text("hello")`. No HTTP, no
  * router: what is left is the middleware's own server CPU per request, the

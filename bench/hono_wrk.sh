@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wrk benchmark of Hono middleware on Deno (issue 10): bare app, a no-op
+# wrk benchmark of Hono middleware on Deno: bare app, a no-op
 # middleware, apf(), hono-rate-limiter. One server process per variant, all
 # started first and warmed up; then interleaved rounds, wrk pinned to core 1,
 # servers unpinned. Prints one TSV line per measurement, then medians and

@@ -1,5 +1,5 @@
 /**
- * The server of the wrk benchmark (issue 10, bench/hono_wrk.sh): a
+ * The server of the wrk benchmark (bench/hono_wrk.sh): a
  * hello-world Hono app on Deno, `GET /` → `hello`, in one variant per
  * process so variants cannot disturb each other's JIT or heap:
  *

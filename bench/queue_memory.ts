@@ -1,5 +1,5 @@
 /**
- * Memory per queued request (issue 4; target: under 300 bytes). Run with
+ * Memory per queued request (target: under 300 bytes). Run with
  * `deno run --allow-read --v8-flags=--expose-gc bench/queue_memory.ts`.
  *
  * One seat, taken before the measurement, so that every request started

@@ -1,5 +1,5 @@
 /**
- * Queue-set benchmarks (issue 4): the cost of one steady-state cycle on a
+ * Queue-set benchmarks: the cost of one steady-state cycle on a
  * saturated priority level — a request arrives and waits, the oldest
  * executing request finishes, and that dispatches one waiting request — at
  * Q = 16, 128 and 1024 queues. Run with `deno task bench bench/queue_set_bench.ts`.
@@ -109,12 +109,12 @@ const ours = QUEUE_COUNTS.map((queues) => {
 // ---- benchmark baseline: Kubernetes' linear scan ---------------------------
 //
 // NOT the product: a minimal port of the Kubernetes QueueSet operations this
-// workload exercises (spec §4.3-§4.7), kept only to measure how a linear
-// scan grows with Q. Per operation, `syncTime` recomputes the virtual-time
-// ratio over every queue (§4.3 `virtualTimeRatio`) and `findDispatchQueue`
-// scans every queue from `robinIndex + 1` for the least
-// `nextDispatchR + head.totalWork`, strict `<` (§4.6). Left out, which only
-// makes the baseline cheaper than Kubernetes: metrics (including the
+// workload exercises (`docs/semantics.md` §4.3-§4.7), kept only to measure how
+// a linear scan grows with Q. Per operation, `syncTime` recomputes the
+// virtual-time ratio over every queue (Kubernetes' `getVirtualTimeRatioLocked`)
+// and `findDispatchQueue` scans every queue from `robinIndex + 1` for the least
+// `nextDispatchR + head.totalWork`, strict `<` (`findDispatchQueueToBoundLocked`).
+// Left out, which only makes the baseline cheaper than Kubernetes: metrics (including the
 // nextDispatchR bounds tracked inside the scan), locks, contexts, epochs,
 // multi-seat and final-phase work, rejection and cancellation.
 

@@ -6,7 +6,7 @@
 
 import { Dealer } from "../src/fairqueuing/shuffle_shard.ts";
 
-// Spec §2.5 hashFlowID values, so the deals walk realistic 64-bit hashes.
+// hashFlowID values of real flows, so the deals walk realistic 64-bit hashes.
 const HASHES: readonly bigint[] = [
   8462628243316140706n,
   17644606172554983095n,

@@ -1,10 +1,10 @@
 /**
- * Simulator benchmark (issue 4): one simulated minute of a priority level
+ * Simulator benchmark: one simulated minute of a priority level
  * overloaded 10x by 1,000 flows, run end to end by `simulate` on the fake
  * clock. Target: well under a second of real time. Run with
  * `deno task bench bench/simulate_bench.ts`.
  *
- * The load, closed-loop like Kubernetes' QueueSet tests (spec §10.1):
+ * The load, closed-loop like Kubernetes' QueueSet tests (`docs/semantics.md` §10.1):
  *
  * - the level: 100 seats, 128 queues of at most 50 requests, hand size 6;
  * - 1,000 clients, each a distinct flow with 2 threads; each call holds one

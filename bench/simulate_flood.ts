@@ -1,5 +1,5 @@
 /**
- * A flood on the default configuration (issue 9): `runConfigScenario` with
+ * A flood on the default configuration: `runConfigScenario` with
  * N closed-loop clients (one thread each, distinct users, all classified
  * `global-default`), 100 ms execution, 100 ms think time, simulated for D
  * ms; prints the real time, the calls simulated (dispatched + rejected) and

@@ -1,6 +1,6 @@
 /**
  * Go's `time.ParseDuration`, for Kubernetes-style durations on the command
- * line and in `?timeout=` (spec §7.3): a sequence of decimal numbers with
+ * line and in `?timeout=` (`docs/semantics.md` §7.3): a sequence of decimal numbers with
  * units `ns`, `us` (`µs`), `ms`, `s`, `m`, `h`, like `1m30s` or `1.5s`.
  *
  * @module

@@ -1,7 +1,8 @@
 /**
  * Numeric primitives shared by the configuration model and the queue set,
  * which must not import each other: rounding as Go does it, and the hash
- * entropy rule of shuffle sharding (spec §1.4, §3). This room sits below
+ * entropy rule of shuffle sharding (Kubernetes' `RequiredEntropyBits` in
+ * `pkg/util/shufflesharding/shufflesharding.go`). This room sits below
  * every other one and imports nothing.
  *
  * @module

@@ -1,5 +1,6 @@
 /**
- * Seat-seconds, the unit of virtual time and of work (spec §4.2): one seat
+ * Seat-seconds, the unit of virtual time and of work (Kubernetes:
+ * `pkg/util/flowcontrol/request/seat_seconds.go`): one seat
  * occupied for one second. Like Kubernetes' `SeatSeconds`, values are
  * integers counting 1e-8 seat-seconds, so sums and comparisons are exact and
  * ties in virtual finish time are real ties. Unlike Kubernetes' `uint64`,

@@ -1,7 +1,7 @@
 /**
  * RequestInfo: what an HTTP request asks for, in Kubernetes terms. Ports
- * `NewRequestInfo` (`k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`,
- * spec §2.2) and adds declared resource routes, so that an ordinary REST API
+ * `NewRequestInfo` (`k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`;
+ * `docs/semantics.md` §2.2) and adds declared resource routes, so that an ordinary REST API
  * gets the same resource semantics (verbs, namespaces, names).
  *
  * Classification must see what the Kubernetes API server would see, so three
@@ -274,7 +274,10 @@ export class RequestInfoResolver {
     return this.#applyListRules(info, query);
   }
 
-  /** Spec §2.2 steps 9-11: list vs watch, the metadata.name selector, deletecollection, selectors. */
+  /**
+   * The end of Kubernetes' `NewRequestInfo`: list vs watch, the metadata.name
+   * selector, deletecollection, selectors.
+   */
   #applyListRules(info: RequestInfo, query: string | URLSearchParams | undefined): RequestInfo {
     const verb = info.verb;
     if (info.name !== "" || (verb !== "get" && verb !== "delete")) return info;

@@ -1,5 +1,5 @@
 /**
- * `apf simulate <scenario.json>`: runs a uniform scenario (spec §10.1) on a
+ * `apf simulate <scenario.json>`: runs a uniform scenario (`docs/semantics.md` §10.1) on a
  * simulated clock and prints what each client got, as JSON.
  *
  * @module

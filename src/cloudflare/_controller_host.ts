@@ -2,7 +2,7 @@
  * What the controller Durable Object does, without the platform: it keeps
  * the configuration (stored, versioned), pushes it with current limits to
  * the level objects, and every 10 s collects their seat demand and pushes
- * the limits the borrowing allocation (spec §6) gives. A level object that
+ * the limits the borrowing allocation (`docs/semantics.md` §6) gives. A level object that
  * does not answer keeps its statistics here and its last limits there.
  * Internal to the Cloudflare adapter.
  *

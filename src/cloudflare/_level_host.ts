@@ -247,7 +247,7 @@ export class LevelHost {
     ]]);
   }
 
-  /** Watch-style early release of seat `id`'s seats (spec §5.3). */
+  /** Watch-style early release of seat `id`'s seats (`docs/semantics.md` §5.5). */
   initialized(seatId: number): void {
     this.#rpc?.apply([["initialized", seatId]]);
   }
@@ -374,7 +374,8 @@ export class LevelHost {
       }
       if (!stopped) timer = this.#clock.setTimer(interval, tick);
     };
-    // A first look at once: a caller already gone (its signal aborted) does not queue (spec §7.1).
+    // A first look at once: a caller already gone (its signal aborted) does not queue
+    // (`docs/semantics.md` §4.10).
     void tick();
     return {
       cancel: () => {

@@ -1,6 +1,6 @@
 /**
  * `ControllerObject`: the one Durable Object (named `controller`) that keeps
- * the APF configuration and runs the borrowing adjustment (spec §6) across
+ * the APF configuration and runs the borrowing adjustment (`docs/semantics.md` §6) across
  * the level objects: on an alarm every 10 s it collects their seat demand
  * and pushes the current limits. The configuration comes from `APF_CONFIG`
  * (applied again whenever a deploy changes it) or from `setConfiguration`

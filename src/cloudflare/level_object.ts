@@ -1,6 +1,6 @@
 /**
  * `PriorityLevelObject`: the Durable Object holding one priority level's
- * queue set (DESIGN §5, "Cloudflare"). Workers reach it over RPC (`acquire`
+ * queue set (`docs/semantics.md` §11.1). Workers reach it over RPC (`acquire`
  * returns a {@linkcode SeatTarget}); other processes over WebSocket with
  * protocol v1 (Hibernation API). Its limits come from the
  * {@linkcode ControllerObject}. Seats live in memory only: no storage write
@@ -75,7 +75,7 @@ export class SeatTarget extends RpcTarget {
     return true;
   }
 
-  /** Watch-style early release (spec §5.3). */
+  /** Watch-style early release (`docs/semantics.md` §5.5). */
   initialized(): void {
     if (this.#done) return;
     this.#done = true;

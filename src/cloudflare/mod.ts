@@ -1,5 +1,5 @@
 /**
- * The Cloudflare Workers adapter (DESIGN §5, "Cloudflare"): one Durable
+ * The Cloudflare Workers adapter (`docs/semantics.md` §11.1): one Durable
  * Object per priority level ({@linkcode PriorityLevelObject}), a controller
  * object that moves seats between levels ({@linkcode ControllerObject}), and
  * the Worker-side coordinator for `apf({ coordinator })`

@@ -1,7 +1,8 @@
 /**
  * zod schemas for the wire shape of the flowcontrol objects. They check JSON
- * types, enums and unknown fields; the semantic rules of spec §1.4 live in the
- * `validate_*` modules so that every rule can report in Kubernetes' words.
+ * types, enums and unknown fields; the semantic rules of Kubernetes'
+ * `validation.go` (`docs/semantics.md` §1.4) live in the `validate_*`
+ * modules so that every rule can report in Kubernetes' words.
  *
  * Go fields that are not pointers (strings, lists, `limitResponse`) default to
  * their zero value here, as Go's decoder would leave them, so that a missing

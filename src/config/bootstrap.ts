@@ -1,6 +1,8 @@
 /**
- * The built-in configuration of spec §8: the mandatory objects (`exempt`,
- * `catch-all`) every server imagines when they are missing, and the suggested
+ * The built-in configuration of Kubernetes'
+ * `pkg/apis/flowcontrol/bootstrap/default.go` (`docs/semantics.md` §8): the
+ * mandatory objects (`exempt`, `catch-all`) every server imagines when they
+ * are missing, and the suggested
  * objects a kube-apiserver creates. All carry `apf.kubernetes.io/autoupdate-spec: "true"`.
  *
  * Every call returns fresh objects, so callers may change what they get.
@@ -132,7 +134,7 @@ export function mandatoryFlowSchemas(): FlowSchema[] {
   ];
 }
 
-/** The suggested PriorityLevelConfigurations of spec §8.1. */
+/** The suggested PriorityLevelConfigurations (`docs/semantics.md` §8.1). */
 export function suggestedPriorityLevels(): PriorityLevelConfiguration[] {
   return [
     queuing("system", 30, 33, 64, 6),
@@ -144,7 +146,7 @@ export function suggestedPriorityLevels(): PriorityLevelConfiguration[] {
   ];
 }
 
-/** The suggested FlowSchemas of spec §8.2. */
+/** The suggested FlowSchemas (`docs/semantics.md` §8.2). */
 export function suggestedFlowSchemas(): FlowSchema[] {
   const everyone = [group(UNAUTHENTICATED), group(AUTHENTICATED)];
   const leaseVerbs = ["get", "create", "update"];

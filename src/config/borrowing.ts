@@ -1,6 +1,7 @@
 /**
- * One borrowing adjustment (spec §6.2): from each level's bounds and recent
- * seat demand, the current concurrency limit of every level. The same
+ * One borrowing adjustment (Kubernetes: `updateBorrowingLocked` in
+ * `apf_controller.go`; `docs/semantics.md` §6.2): from each level's bounds
+ * and recent seat demand, the current concurrency limit of every level. The same
  * computation gives the limits right after a configuration is applied, with
  * zero demand.
  *
@@ -37,7 +38,7 @@ export interface BorrowingResult {
 }
 
 /**
- * The least current limit a level gets from an adjustment (spec §6.2
+ * The least current limit a level gets from an adjustment (Kubernetes'
  * `minCurrentCL`): an exempt level keeps what it used; a limited one keeps
  * what it used up to its nominal limit, and never less than its MinCL.
  */

@@ -1,5 +1,5 @@
 /**
- * Names and limits of the flowcontrol API (spec §1 constants table).
+ * Names and limits of the flowcontrol API (Kubernetes' `flowcontrol/v1/types.go`).
  *
  * @module
  */

@@ -1,6 +1,7 @@
 /**
- * Defaulting of `flowcontrol.apiserver.k8s.io/v1` objects (spec §1.2). Each
- * function returns a new object; its input is left untouched.
+ * Defaulting of `flowcontrol.apiserver.k8s.io/v1` objects (kubernetes/kubernetes
+ * `pkg/apis/flowcontrol/v1/defaults.go`). Each function returns a new object;
+ * its input is left untouched.
  *
  * @module
  */

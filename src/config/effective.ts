@@ -1,6 +1,6 @@
 /**
  * The effective configuration: what a server does with a set of objects
- * (spec §2.4, §2.6): the priority levels with their limits and their current
+ * (`docs/semantics.md` §2.4, §2.6): the priority levels with their limits and their current
  * limits at zero demand, and the FlowSchemas in matching order with dangling
  * ones set aside.
  *

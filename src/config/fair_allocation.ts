@@ -1,5 +1,6 @@
 /**
- * The fair allocation behind borrowing (spec §6.2, `computeConcurrencyAllocation`):
+ * The fair allocation behind borrowing (Kubernetes'
+ * `computeConcurrencyAllocation`, in `pkg/util/flowcontrol/conc_alloc.go`):
  * find one proportion `fairProp` such that the allocations
  * `clamp(fairProp * target_i, lowerBound_i, upperBound_i)` sum to the required total.
  *

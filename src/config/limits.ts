@@ -1,6 +1,8 @@
 /**
- * Effective concurrency limits of priority levels (spec §2.6, step 5): how a
- * server concurrency limit is divided among levels by their shares.
+ * Effective concurrency limits of priority levels (Kubernetes:
+ * `finishQueueSetReconfigsLocked` in `apf_controller.go`;
+ * `docs/semantics.md` §2.6): how a server concurrency limit is divided
+ * among levels by their shares.
  *
  * @module
  */

@@ -1,6 +1,8 @@
 /**
  * Merging a user configuration with the built-in objects, the way a
- * kube-apiserver's bootstrap "config producer" maintains them (spec §1.5):
+ * kube-apiserver's bootstrap "config producer" maintains them
+ * (kubernetes/kubernetes `pkg/registry/flowcontrol/ensurer/`;
+ * `docs/semantics.md` §1.5):
  *
  * - mandatory objects are always present with their fixed spec (the exempt
  *   level's `spec.exempt` is the admin's to tune);

@@ -1,8 +1,8 @@
 /**
  * The flowcontrol `v1` API objects (`flowcontrol.apiserver.k8s.io/v1`), as
  * hand-written interfaces. Field names, optionality and meaning follow the
- * Kubernetes API types; the spec sections of `k8s-apf-spec.md` §1.1–1.2 are
- * the reference.
+ * Kubernetes API types; `staging/src/k8s.io/api/flowcontrol/v1/types.go` is
+ * the reference (`docs/semantics.md` §1.1).
  *
  * @module
  */

@@ -1,6 +1,7 @@
 /**
- * FlowSchema validation: every rule of spec §1.4 for FlowSchemas, with the
- * kube-apiserver's field paths and messages. Runs on defaulted objects.
+ * FlowSchema validation: every rule of
+ * `pkg/apis/flowcontrol/validation/validation.go` (kubernetes/kubernetes) for
+ * FlowSchemas, with the kube-apiserver's field paths and messages. Runs on defaulted objects.
  *
  * @module
  */

@@ -1,7 +1,9 @@
 /**
- * PriorityLevelConfiguration validation: every rule of spec §1.4 for priority
- * levels, with the kube-apiserver's field paths and messages. Runs on defaulted
- * v1 objects; `version` only names the shares field the way the request wrote it.
+ * PriorityLevelConfiguration validation: every rule of
+ * `pkg/apis/flowcontrol/validation/validation.go` (kubernetes/kubernetes) for
+ * priority levels, with the kube-apiserver's field paths and messages. Runs on
+ * defaulted v1 objects; `version` only names the shares field the way the
+ * request wrote it.
  *
  * @module
  */

@@ -1,5 +1,6 @@
 /**
- * One borrowing adjustment of a coordinator's levels (spec §6): fold each
+ * One borrowing adjustment of a coordinator's levels (Kubernetes:
+ * `updateBorrowing` in `apf_controller.go`; `docs/semantics.md` §6): fold each
  * level's seat demand since the last adjustment into its statistics,
  * reallocate the current limits, and push them into the queue sets.
  * Internal to the coordinator.
@@ -45,7 +46,7 @@ export type DemandLevel = Pick<Level, "effective" | "limits" | "stats" | "curren
 /**
  * Reallocates the current limits of `levels` (every level, quiescing ones
  * included; their statistics already updated) whose NominalCL sum is
- * `nominalSum` (spec §6.2); sets each level's `current` and `target`.
+ * `nominalSum` (`docs/semantics.md` §6.2); sets each level's `current` and `target`.
  */
 export function allocateLevels(
   levels: readonly DemandLevel[],
@@ -54,7 +55,8 @@ export function allocateLevels(
 ): BorrowingAdjustment {
   const inputs = levels.map(borrowingInput);
   const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, nominalSum);
-  // Kubernetes reports the first limited level's target for exempt levels (spec §6.2).
+  // Kubernetes reports the first limited level's target for exempt levels
+  // (`updateBorrowingLocked`).
   const firstLimited = inputs.find((l) => !l.exempt);
   const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
   const adjustment: BorrowingAdjustment = { atMs, fairFraction, levels: [] };
@@ -78,7 +80,7 @@ export function allocateLevels(
  * Adjusts `levels` (every level, quiescing ones included) whose NominalCL
  * sum is `nominalSum`: folds each queue set's demand, allocates, and pushes
  * the limits into the queue sets. A level with a pending configuration
- * `change` gets its new limit through it (spec §4.8: `Complete` with the
+ * `change` gets its new limit through it (Kubernetes' `Complete` with the
  * new limit).
  */
 export function adjustLevels(

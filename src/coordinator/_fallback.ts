@@ -1,6 +1,6 @@
 /**
  * What the remote client answers when the coordinator cannot be reached
- * (DESIGN §5, "Failure is designed in"): the `local` policy's embedded
+ * (`docs/semantics.md` §11.1, "Failure policies"): the `local` policy's embedded
  * coordinator, sized at a fraction of the server's limit, and the `open`
  * and `closed` answers. Internal to the coordinator.
  *

@@ -1,6 +1,6 @@
 /**
- * The coordinator's state of one priority level (spec §2.6
- * `priorityLevelState`). Internal to the coordinator.
+ * The coordinator's state of one priority level (Kubernetes'
+ * `priorityLevelState` in `apf_controller.go`). Internal to the coordinator.
  *
  * @module
  */
@@ -22,13 +22,16 @@ export interface Level {
   quiescing: boolean;
   /** The current concurrency limit (after borrowing). */
   current: number;
-  /** Seat-demand statistics (spec §6.1). */
+  /** Seat-demand statistics (Kubernetes' `seatDemandStats`). */
   stats: SeatDemandStats;
   /** The allocation target of the last adjustment. */
   target: number;
 }
 
-/** A fresh level: zeroed statistics, current limit NominalCL − ⌊LendableCL/2⌋ (spec §2.6). */
+/**
+ * A fresh level: zeroed statistics, current limit NominalCL − ⌊LendableCL/2⌋
+ * (`docs/semantics.md` §2.6).
+ */
 export function newLevel(
   effective: EffectivePriorityLevel,
   limits: LevelLimits,

@@ -1,5 +1,5 @@
 /**
- * The borrowing adjustment (spec §6) for levels whose queue sets live
+ * The borrowing adjustment (`docs/semantics.md` §6) for levels whose queue sets live
  * elsewhere: the Cloudflare topology's controller object holds one of these,
  * folds the seat-demand reports of the level objects into each level's
  * statistics every 10 s, and pushes the current limits it allocates. The
@@ -34,7 +34,10 @@ interface ControlledLevel {
   stats: SeatDemandStats;
   current: number;
   target: number;
-  /** Removed from the configuration; kept, with its share, until reported idle (spec §2.6). */
+  /**
+   * Removed from the configuration; kept, with its share, until reported idle
+   * (`docs/semantics.md` §2.6).
+   */
   quiescing: boolean;
 }
 
@@ -97,7 +100,7 @@ export class BorrowingController {
   /**
    * Folds `reports` into the levels' statistics (a level without a report
    * keeps its statistics; unknown levels are ignored), lets go of removed
-   * levels reported idle, and reallocates every current limit (spec §6.2).
+   * levels reported idle, and reallocates every current limit (`docs/semantics.md` §6.2).
    */
   adjust(reports: readonly SeatDemandReport[], atMs: number): BorrowingAdjustment {
     let released = false;

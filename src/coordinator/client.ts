@@ -1,5 +1,5 @@
 /**
- * The remote coordinator's client (issue 11, `PROTOCOL.md`): a
+ * The remote coordinator's client (`PROTOCOL.md`): a
  * {@linkcode Coordinator} whose seats come from a coordinator server over
  * one WebSocket. Every operation of a tick leaves in one `ops` message;
  * held seats' leases are renewed at half their term; a lost connection is
@@ -320,7 +320,8 @@ class RemoteClient implements RemoteCoordinator, SeatOwner {
       if (signal === undefined) return;
       p.signal = signal;
       if (signal.aborted) {
-        // Spec §7.1: an aborted request still runs if it need not wait; the server decides.
+        // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10); the
+        // server decides.
         if (p.sent) this.#ops.push(["cancel", p.id]);
         else p.cancelOnSend = true;
         return;

@@ -1,6 +1,7 @@
 /**
- * The embedded coordinator (DESIGN §5, "embedded"): every priority level's
- * queue set in this isolate, with configuration digestion (spec §2.6),
+ * The embedded coordinator (`docs/semantics.md` §11.1): every priority
+ * level's queue set in this isolate, with configuration digestion
+ * (Kubernetes' `apf_controller.go`; `docs/semantics.md` §2.6),
  * reconfiguration (§4.8), the periodic borrowing adjustment (§6) and
  * Retry-After (§7.4). It does no I/O: time and timers come from the
  * injected {@linkcode Clock}, so remote topologies can wrap the same logic.
@@ -37,7 +38,7 @@ function logAdjustError(error: unknown): void {
   console.error("apf: the onAdjust callback threw:", error);
 }
 
-/** The borrowing adjustment runs every 10 s (spec §6). */
+/** The borrowing adjustment runs every 10 s (Kubernetes: `borrowingAdjustmentPeriod`). */
 export const BORROWING_ADJUSTMENT_PERIOD_MS = 10_000;
 
 export type { BorrowingAdjustment, LevelAdjustment } from "./_adjust.ts";
@@ -68,7 +69,7 @@ export interface EmbeddedCoordinatorOptions {
    */
   levels?: readonly string[];
   /**
-   * Who runs the borrowing adjustment (spec §6): `"timer"` (default), this
+   * Who runs the borrowing adjustment (`docs/semantics.md` §6): `"timer"` (default), this
    * coordinator every 10 s; `"external"`, a controller that reads
    * {@linkcode EmbeddedCoordinator.collectSeatDemand} and pushes
    * {@linkcode EmbeddedCoordinator.setCurrentLimits} (levels keep their
@@ -143,7 +144,7 @@ export class EmbeddedCoordinator implements Coordinator {
   }
 
   /**
-   * Applies a new configuration live (spec §2.6, §4.8): levels are added;
+   * Applies a new configuration live (`docs/semantics.md` §2.6, §4.8): levels are added;
    * a removed level keeps serving what it holds, with its share, and goes
    * once idle; queues, hand sizes and limits change in place; then the
    * borrowing allocation runs. Every level is validated before any changes:
@@ -157,7 +158,7 @@ export class EmbeddedCoordinator implements Coordinator {
   }
 
   /**
-   * Asks for seats (DESIGN §4). Exempt levels admit at once; others queue
+   * Asks for seats. Exempt levels admit at once; others queue
    * fairly or reject. Resolves by the request's queue wait limit at the
    * latest; rejects only for a malformed request.
    */
@@ -269,7 +270,7 @@ export class EmbeddedCoordinator implements Coordinator {
   }
 
   /**
-   * Runs the borrowing adjustment now (spec §6): folds each level's seat
+   * Runs the borrowing adjustment now (`docs/semantics.md` §6): folds each level's seat
    * demand since the last one into its statistics and reallocates current
    * limits. The coordinator runs it every 10 s by itself.
    *
@@ -370,7 +371,10 @@ export class EmbeddedCoordinator implements Coordinator {
 
   // ---- configuration ------------------------------------------------------
 
-  /** Digests `next` in two phases: validate every level, then commit all (spec §2.6). */
+  /**
+   * Digests `next` in two phases: validate every level, then commit all
+   * (`docs/semantics.md` §2.6).
+   */
   #apply(next: EffectiveConfiguration): void {
     // Phase 1: nothing below changes any state.
     const names = new Set(next.priorityLevels.map((pl) => pl.name));
@@ -378,7 +382,7 @@ export class EmbeddedCoordinator implements Coordinator {
       !names.has(l.effective.name) && !l.queueSet.isIdle
     );
     const all = [...next.priorityLevels, ...draining.map((l) => l.effective)];
-    // Draining levels keep their share of the server (spec §2.6, step 3).
+    // Draining levels keep their share of the server (Kubernetes: `digestConfigObjects`).
     const limits = computeLevelLimits(all.map((pl) => pl.object), next.serverConcurrencyLimit);
     const changes = new Map<Level, QueueSetConfigChange>();
     const fresh: Level[] = [];
@@ -469,7 +473,10 @@ export class EmbeddedCoordinator implements Coordinator {
 
   // ---- rejection ----------------------------------------------------------
 
-  /** A rejection with the level's Retry-After, read after recording the drop (spec §7.4). */
+  /**
+   * A rejection with the level's Retry-After, read after recording the drop
+   * (`docs/semantics.md` §7.4).
+   */
   #rejection(priorityLevel: string, reason: AdmissionRejectReason): Rejected {
     if (reason !== "unavailable") {
       const unixSeconds = Math.floor((this.#clock.wallNow?.() ?? this.#clock.now()) / 1000);

@@ -1,8 +1,8 @@
 /**
- * The `Retry-After` value of a 429 (spec §7.4, Kubernetes'
- * `droppedRequestsTracker`): per priority level, it doubles (up to 32 s)
- * while drops stay heavy and decays by one second per second-with-drops
- * when they become rare.
+ * The `Retry-After` value of a 429 (Kubernetes' `droppedRequestsTracker`, in
+ * `pkg/util/flowcontrol/dropped_requests_tracker.go`): per priority level,
+ * it doubles (up to 32 s) while drops stay heavy and decays by one second
+ * per second-with-drops when they become rare.
  *
  * @module
  */

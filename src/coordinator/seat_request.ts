@@ -1,6 +1,6 @@
 /**
  * Building a {@linkcode SeatRequest}: from a classification, and the queue
- * wait limit of spec §7.3.
+ * wait limit of Kubernetes' APF filter (`docs/semantics.md` §7.3).
  *
  * @module
  */
@@ -14,14 +14,15 @@ import type { SeatRequest } from "./types.ts";
 /** Kubernetes' default `--request-timeout`: 60 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
-/** The longest any request waits in a queue: 1 minute (spec §7.3). */
+/** The longest any request waits in a queue: 1 minute (Kubernetes: `getRequestWaitContext`). */
 export const MAX_QUEUE_WAIT_LIMIT_MS = 60_000;
 
 /** The queue wait limit of a request with the default deadline: 15 s. */
 export const DEFAULT_QUEUE_WAIT_LIMIT_MS: number = DEFAULT_REQUEST_TIMEOUT_MS / 4;
 
 /**
- * The queue wait limit of a request (spec §7.3): a quarter of its deadline
+ * The queue wait limit of a request (Kubernetes: `getRequestWaitContext` in
+ * `pkg/server/filters/priority-and-fairness.go`): a quarter of its deadline
  * span, at most one minute. `deadlineMs` is the time from the request's
  * arrival to its deadline (default 60 s, giving 15 s).
  *

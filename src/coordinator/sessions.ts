@@ -1,5 +1,5 @@
 /**
- * The coordinator server's sessions (issue 11, `PROTOCOL.md`): every seat
+ * The coordinator server's sessions (`PROTOCOL.md`): every seat
  * granted over the wire belongs to a session and carries a lease. A seat
  * neither released nor renewed within `leaseMs` expires; a session whose
  * connection closed keeps its seats for `graceMs`, so that a reconnecting

@@ -1,5 +1,5 @@
 /**
- * The coordinator's primitive (DESIGN §4): `acquire` a seat for a request,
+ * The coordinator's primitive: `acquire` a seat for a request,
  * then release it. The same shape in-process, over WebSocket and over
  * Durable Object RPC, so the request is plain serializable data and every
  * outcome is a value.
@@ -32,7 +32,7 @@ export interface SeatRequest {
   /** Seats and final-phase latency (default: one seat). */
   work?: WorkEstimate;
   /**
-   * The longest the request may wait in a queue, in ms (spec §7.3; default
+   * The longest the request may wait in a queue, in ms (`docs/semantics.md` §7.3; default
    * 15,000, capped at 60,000). See {@linkcode queueWaitLimitMs}.
    */
   waitLimitMs?: number;
@@ -68,14 +68,14 @@ export interface Seat {
   readonly priorityLevel: string;
   /**
    * Gives the seats back; the execution time corrects virtual time, and
-   * final seats linger for the additional latency (spec §4.7). Returns true
+   * final seats linger for the additional latency (`docs/semantics.md` §4.7). Returns true
    * when this call released them.
    */
   release(options?: ReleaseOptions): boolean;
   /**
    * A long-running request (a watch, a stream) is past its initialization:
    * its seats go back now, as Kubernetes does after watch initialization
-   * (spec §5.5); a later `release()` does nothing.
+   * (`docs/semantics.md` §5.5); a later `release()` does nothing.
    */
   initialized(): void;
   /** Releases the seat (for `using`). */
@@ -92,7 +92,7 @@ export interface Admitted {
   waitedMs: number;
 }
 
-/** A rejected request: why, and when to come back (spec §7.4). */
+/** A rejected request: why, and when to come back (`docs/semantics.md` §7.4). */
 export interface Rejected {
   /** Discriminant. */
   admitted: false;

@@ -81,7 +81,7 @@ export interface ReverseProxyOptions {
  * prefix of the forwarded one). An unreachable upstream gives 502, a late
  * one 504.
  *
- * The seat follows the upstream, not the client (DESIGN §5): a client that
+ * The seat follows the upstream, not the client (`docs/semantics.md` §11.2): a client that
  * goes away does not abort the upstream call, and a response body the
  * client no longer reads is read to its end, so that `apf()` gives the seat
  * back only once the upstream has finished the request, or its deadline

@@ -1,5 +1,6 @@
 /**
- * The list work estimator (spec §5.3, Kubernetes' `listWorkEstimator`): a
+ * The list work estimator (Kubernetes' `listWorkEstimator`, in
+ * `pkg/util/flowcontrol/request/list_work_estimator.go`): a
  * list, or a watch that starts with the current state, costs seats in
  * proportion to the objects it loads (by count) or to the memory they take
  * (by size, Kubernetes' `SizeBasedListCostEstimate`, the default since 1.34).

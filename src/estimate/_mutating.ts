@@ -1,5 +1,6 @@
 /**
- * The mutating work estimator (spec §5.4, Kubernetes' `mutatingWorkEstimator`):
+ * The mutating work estimator (Kubernetes' `mutatingWorkEstimator`, in
+ * `pkg/util/flowcontrol/request/mutating_work_estimator.go`):
  * a write occupies one seat while it executes, and afterwards final seats in
  * proportion to the watches its event must be sent to, for a short
  * additional latency.

@@ -1,5 +1,5 @@
 /**
- * Kubernetes' work estimator (spec §5, `pkg/util/flowcontrol/request`):
+ * Kubernetes' work estimator (`workEstimator` in `pkg/util/flowcontrol/request/width.go`):
  * dispatches by verb to the list estimator (lists, and watches that start
  * with the current state) or the mutating estimator (create, update, patch,
  * delete); every other request is one seat.

@@ -1,6 +1,6 @@
 /**
  * Work estimation: how many seats a request occupies and for how long
- * (spec §5). Kubernetes' list, watch and mutating estimators with their
+ * (`docs/semantics.md` §5). Kubernetes' list, watch and mutating estimators with their
  * object-count and watch trackers, and static per-route costs for ordinary
  * HTTP APIs.
  *

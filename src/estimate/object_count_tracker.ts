@@ -1,8 +1,9 @@
 /**
  * How many objects of each resource exist, for the list work estimator
- * (spec §5.3, Kubernetes' `objectCountTracker`): the storage layer reports
- * counts about once a minute; a count not refreshed for 3 minutes is stale,
- * and one not refreshed for an hour is forgotten by an hourly prune.
+ * (Kubernetes' `objectCountTracker`, in
+ * `pkg/util/flowcontrol/request/object_count_tracker.go`): the storage layer
+ * reports counts about once a minute; a count not refreshed for 3 minutes is
+ * stale, and one not refreshed for an hour is forgotten by an hourly prune.
  *
  * @module
  */

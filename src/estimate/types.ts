@@ -1,6 +1,7 @@
 /**
  * The shapes every work estimator shares: what it is asked about a request
- * and what it answers (spec §5: the `WorkEstimate` of a request).
+ * and what it answers (Kubernetes' `WorkEstimate` of a request, in
+ * `pkg/util/flowcontrol/request/width.go`).
  *
  * @module
  */

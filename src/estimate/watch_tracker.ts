@@ -1,6 +1,6 @@
 /**
  * How many watches a write would notify, for the mutating work estimator
- * (spec §5.4, Kubernetes' `watchTracker`). Watches are counted per
+ * (Kubernetes' `watchTracker`, `pkg/util/flowcontrol/watch_tracker.go`). Watches are counted per
  * `{apiGroup, resource, namespace, name}` of the watch request, selectors
  * ignored (they are evaluated per event anyway), local watches only.
  *

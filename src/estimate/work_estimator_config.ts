@@ -1,6 +1,6 @@
 /**
- * The parameters of the Kubernetes work estimators (spec §5.1,
- * `DefaultWorkEstimatorConfig` and the list estimator's size constants),
+ * The parameters of the Kubernetes work estimators (`DefaultWorkEstimatorConfig`
+ * in `pkg/util/flowcontrol/request/config.go` and the list estimator's size constants),
  * with their defaults and their validation.
  *
  * @module

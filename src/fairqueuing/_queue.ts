@@ -1,5 +1,6 @@
 /**
- * A queue set's queues and requests (spec §4.1). A request is at once its
+ * A queue set's queues and requests (Kubernetes' `queue` and `request` in
+ * `fairqueuing/queueset/types.go`). A request is at once its
  * record, its node in a queue's intrusive FIFO (or in a list of executing
  * requests), its entry in the timer heap, and the handle returned to
  * callers; it is kept flat (no per-request closures, promises or listeners

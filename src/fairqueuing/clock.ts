@@ -145,11 +145,12 @@ function earlier(a: FakeTimer, b: FakeTimer): boolean {
 
 /**
  * A clock whose time moves only when told to, like the event clock of
- * Kubernetes' QueueSet tests (spec §10.1): timers form a queue ordered by
- * due time; advancing runs every callback due up to the target, instant by
- * instant, and all callbacks due at an instant run (in the order they were
- * set) before time moves on, including ones set at that instant by the
- * callbacks themselves.
+ * Kubernetes' QueueSet tests (`fairqueuing/testing/eventclock/fake.go` in
+ * `pkg/util/flowcontrol`): timers form a queue ordered by due time;
+ * advancing runs every callback due up to the target, instant by instant,
+ * and all callbacks due at an instant run (in the order they were set)
+ * before time moves on, including ones set at that instant by the callbacks
+ * themselves.
  *
  * @example
  * ```ts

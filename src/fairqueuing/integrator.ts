@@ -1,5 +1,6 @@
 /**
- * Time-weighted statistics of a piecewise-constant value (spec §6.1): the
+ * Time-weighted statistics of a piecewise-constant value (Kubernetes:
+ * `pkg/util/flowcontrol/fairqueuing/integrator.go`): the
  * seat-demand integrator each queue set keeps for borrowing, and the
  * smoothed demand statistics computed from it every adjustment period.
  *
@@ -120,7 +121,8 @@ export class Integrator {
 export const SEAT_DEMAND_SMOOTHING = 0.977;
 
 /**
- * The per-level seat-demand statistics borrowing works from (spec §6.1),
+ * The per-level seat-demand statistics borrowing works from (Kubernetes'
+ * `seatDemandStats` in `apf_controller.go`),
  * updated once per adjustment period from an integrator's observation.
  *
  * @example

@@ -1,7 +1,9 @@
 /**
  * One priority level's queue set: who waits, who runs, who is rejected
- * (spec §4; KEP-1040 "Queuing", "Dispatching", "Fair Queuing for Server
- * Requests", "Support for LIST/WATCH requests").
+ * (Kubernetes: `queueset.go` in `pkg/util/flowcontrol/fairqueuing/queueset`;
+ * KEP-1040 "Queuing", "Dispatching", "Fair Queuing for Server Requests",
+ * "Support for LIST requests", "Support for WATCH requests"; differences
+ * in `docs/semantics.md` §4 and §11.3).
  *
  * ## Virtual time
  *
@@ -94,7 +96,7 @@ import type {
   StartRequestInit,
 } from "./types.ts";
 
-/** `G`: the execution time assumed for every request until it finishes (spec §4.1). */
+/** `G`: the execution time assumed for every request until it finishes (Kubernetes: 3 ms). */
 export const ESTIMATED_SERVICE_DURATION_MS = 3;
 
 /** Virtual time is rebased when it reaches this many seat-seconds units (2^50). */
@@ -153,8 +155,9 @@ function safeObserver(
 
 /**
  * A validated configuration change of one queue set, not yet applied: the
- * first phase of Kubernetes' two-phase reconfiguration (spec §4.8), so that
- * a change spanning many levels validates all of them before committing any.
+ * first phase of Kubernetes' two-phase reconfiguration (`BeginConfigChange`,
+ * then `Complete`), so that a change spanning many levels validates all of
+ * them before committing any.
  */
 export interface QueueSetConfigChange {
   /** The queue set it applies to. */
@@ -187,7 +190,7 @@ export interface QueueSetOptions {
 }
 
 /**
- * A queue set with Kubernetes' semantics (spec §4, checklist §11): shuffle
+ * A queue set with Kubernetes' semantics (`docs/semantics.md` §4): shuffle
  * sharding into queues, fair queuing in virtual time, seats with final-phase
  * lingering, and rejection only when both the seats and the chosen queue are
  * full.
@@ -386,9 +389,9 @@ export class QueueSet {
     r.arrivalR = this.#currentR;
     if (init.onDecision !== undefined) r.onDecision = init.onDecision;
     // A request whose context is already done still runs if it need not wait
-    // (spec §7.1): only waiting is cut short (see #startWaiting).
+    // (`docs/semantics.md` §4.10): only waiting is cut short (see #startWaiting).
     if (!queuing) {
-      // Exempt or no queuing (spec §4.4): run now or reject now.
+      // Exempt or no queuing (Kubernetes: `dispatchSansQueueLocked`): run now or reject now.
       if (this.#canAccommodate(r.maxSeats)) this.#dispatchSansQueue(r);
       else this.#decide(r, "concurrency-limit");
     } else {
@@ -414,7 +417,8 @@ export class QueueSet {
   /**
    * Applies a new configuration: more queues are added at once, surplus
    * queues drain and disappear as their last request releases its seats,
-   * and a raised limit dispatches waiting requests at once (spec §4.8).
+   * and a raised limit dispatches waiting requests at once (Kubernetes:
+   * `setConfiguration`, `removeQueueIfEmptyLocked`).
    * The same as `beginConfigure(config).complete()`.
    *
    * @throws {RangeError} when `config` is invalid; nothing changes then.
@@ -426,7 +430,7 @@ export class QueueSet {
 
   /**
    * Validates `config` against this set without applying it (the first
-   * phase of a reconfiguration, spec §4.8 `BeginConfigChange`).
+   * phase of a reconfiguration, Kubernetes' `BeginConfigChange`).
    *
    * @throws {RangeError} when `config` is invalid; nothing changes.
    * @throws {TypeError} when the set is closed.
@@ -499,7 +503,10 @@ export class QueueSet {
     return this.#demand.results();
   }
 
-  /** Returns the seat demand observed so far and starts a new observation window (spec §6.1). */
+  /**
+   * Returns the seat demand observed so far and starts a new observation
+   * window (`docs/semantics.md` §6.1).
+   */
   resetSeatDemand(): IntegratorResults {
     return this.#demand.reset();
   }
@@ -566,7 +573,10 @@ export class QueueSet {
 
   // ---- time -------------------------------------------------------------
 
-  /** Advances R to now with the ratio of the state before the operation (spec §4.3). */
+  /**
+   * Advances R to now with the ratio of the state before the operation
+   * (Kubernetes: `syncTimeLocked`, `getVirtualTimeRatioLocked`).
+   */
   #syncTime(): void {
     const now = this.#clock.now();
     const dt = now - this.#lastRealTime;
@@ -597,7 +607,7 @@ export class QueueSet {
 
   // ---- arrival ----------------------------------------------------------
 
-  /** Picks the queue of the hand with the least waiting work (spec §4.4 `shuffleShard`). */
+  /** Picks the queue of the hand with the least waiting work (Kubernetes: `shuffleShardLocked`). */
   #shuffleShard(hash: bigint | FlowHash): number {
     const dealer = this.#cfg.dealer!;
     const n = dealer.handSize;
@@ -676,7 +686,7 @@ export class QueueSet {
     }
   }
 
-  /** Runs a request of an exempt or non-queuing set at once (spec §4.4 `dispatchSansQueue`). */
+  /** Runs a request of an exempt or non-queuing set now (Kubernetes: `dispatchSansQueueLocked`). */
   #dispatchSansQueue(r: Req): void {
     r.startMs = r.arrivalMs;
     r.phase = EXECUTING;
@@ -692,7 +702,8 @@ export class QueueSet {
   #canAccommodate(seats: number): boolean {
     const cfg = this.#cfg;
     if (cfg.desiredQueues < 0) return true;
-    // A request wider than the limit runs only when nothing executes (spec §4.5).
+    // A request wider than the limit runs only when nothing executes (Kubernetes:
+    // `canAccommodateSeatsLocked`).
     if (seats > cfg.concurrencyLimit) return this.#totExecuting === 0;
     return this.#totSeatsInUse + seats <= cfg.concurrencyLimit;
   }
@@ -707,7 +718,10 @@ export class QueueSet {
     );
   }
 
-  /** Dispatches the head with the least virtual finish time, if it fits (spec §4.6). */
+  /**
+   * Dispatches the head with the least virtual finish time, if it fits
+   * (Kubernetes: `findDispatchQueueToBoundLocked`, `dispatchLocked`).
+   */
   #dispatchOne(): boolean {
     const idx = this.#tree.select(this.#robinIndex);
     if (idx < 0) return false;
@@ -725,7 +739,8 @@ export class QueueSet {
     this.#stopWaiting(r);
     const cl = this.#cfg.concurrencyLimit;
     if (r.finalSeats > cl && this.#cfg.desiredQueues >= 0) {
-      // Cap the final phase to the limit, preserving its work (spec §4.6).
+      // Cap the final phase to the limit, preserving its work (Kubernetes:
+      // `findDispatchQueueToBoundLocked`).
       const finalWork = seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
       r.finalSeats = cl;
       r.additionalLatencyMs = durationPerSeatMs(finalWork, cl);
@@ -747,7 +762,10 @@ export class QueueSet {
     return true;
   }
 
-  /** Anti-windup (spec §4.7): virtual start never precedes the head's arrival; refreshes the index. */
+  /**
+   * Anti-windup (Kubernetes: `boundNextDispatchLocked`): virtual start never
+   * precedes the head's arrival; refreshes the index.
+   */
   #bound(q: Queue): void {
     const head = q.head;
     if (head === null) {
@@ -776,7 +794,7 @@ export class QueueSet {
     if (q !== null) {
       q.executing--;
       if (!q.active) this.#activeQueues--;
-      // Replace the guess G by the actual service time S (spec §4.7).
+      // Replace the guess G by the actual service time S (Kubernetes: `finishRequestLocked`).
       q.nextDispatchR -= seatsTimesDuration(r.initialSeats, this.#g - s);
       this.#bound(q);
     }
@@ -804,7 +822,8 @@ export class QueueSet {
     q.seatsInUse -= r.maxSeats;
     if (q.index < 0) return; // its queue was removed; its seats no longer count
     this.#seatsRequested -= r.maxSeats;
-    // Attrition (spec §4.8): a surplus queue goes when its last request is done.
+    // Attrition (Kubernetes: `removeQueueIfEmptyLocked`): a surplus queue goes when its last
+    // request is done.
     if (this.#queues.length > this.#cfg.desiredQueues && !q.active) this.#removeQueue(q);
   }
 

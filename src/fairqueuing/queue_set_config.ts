@@ -9,7 +9,7 @@
 import { Dealer } from "./shuffle_shard.ts";
 import type { QueueSetConfig, WorkEstimate } from "./types.ts";
 
-/** A validated configuration, in Kubernetes' terms (spec §4.1 `qCfg` and `dCfg`). */
+/** A validated configuration, in Kubernetes' terms (the queue set's `qCfg` and `dCfg`). */
 export interface ResolvedConfig {
   /** `DesiredNumQueues`: -1 exempt, 0 reject instead of queuing, > 0 queues. */
   desiredQueues: number;

@@ -1,5 +1,6 @@
 /**
- * Shuffle sharding (spec §3; KEP-1040, "Shuffle sharding"): a flow's 64-bit
+ * Shuffle sharding (Kubernetes: `pkg/util/shufflesharding/shufflesharding.go`;
+ * KEP-1040, "Assignment to a Queue"): a flow's 64-bit
  * hash deals a hand of distinct queue indices ("cards") from the level's
  * queues (the "deck"). A request then joins the shortest queue of its hand,
  * so two flows share all their queues only with small probability.
@@ -71,7 +72,7 @@ export class Dealer {
         `Cannot create a Dealer: sizes must be integers, got deckSize ${deckSize} and handSize ${handSize}`,
       );
     }
-    // Spec §3: NewDealer's checks, in its order and with its words.
+    // Kubernetes' `NewDealer` checks, in its order and with its words.
     if (deckSize <= 0 || handSize <= 0) {
       throw new RangeError(
         `deckSize ${int(deckSize)} or handSize ${int(handSize)} is not positive`,
@@ -264,7 +265,7 @@ export class Dealer {
       out[i] = v - q * d;
       v = q;
     }
-    // Spec §3: digit i indexes the deck with the i earlier cards removed, so
+    // As in Kubernetes' `Deal`: digit i indexes the deck with the i earlier cards removed, so
     // it steps over each earlier digit it reaches. Going back to front keeps
     // the earlier digits unconverted while they are still needed.
     for (let k = n - 1; k > 0; k--) {

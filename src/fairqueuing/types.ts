@@ -5,7 +5,7 @@
  * @module
  */
 
-/** How a limited level queues (spec §1.2 `QueuingConfiguration`). */
+/** How a limited level queues (Kubernetes' `QueuingConfiguration`). */
 export interface QueuingConfig {
   /** Number of queues (integer ≥ 1). */
   queues: number;
@@ -15,7 +15,7 @@ export interface QueuingConfig {
   handSize: number;
 }
 
-/** Configuration of an exempt queue set: it never queues and never limits (spec §4.9). */
+/** Configuration of an exempt queue set: it never queues and never limits. */
 export interface ExemptQueueSetConfig {
   /** Discriminant. */
   type: "Exempt";
@@ -48,7 +48,7 @@ export interface LimitedQueueSetConfig {
 /** Configuration of one priority level's queue set. */
 export type QueueSetConfig = ExemptQueueSetConfig | LimitedQueueSetConfig;
 
-/** Seats a request occupies and for how long (spec §4.2 `WorkEstimate`). */
+/** Seats a request occupies and for how long (Kubernetes' `WorkEstimate`). */
 export interface WorkEstimate {
   /** Seats held while executing (integer ≥ 1, default 1). */
   initialSeats?: number;
@@ -76,7 +76,10 @@ export interface FlowHash {
   lo: number;
 }
 
-/** What a request looks like in `dump_requests` with `includeRequestDetails` (spec §9.1). */
+/**
+ * What a request looks like in `dump_requests` with `includeRequestDetails`
+ * (`docs/semantics.md` §9.1).
+ */
 export interface RequestDetails {
   /** The user name. */
   user: string;
@@ -184,7 +187,7 @@ export interface QueueSetRequest {
   [Symbol.dispose](): void;
 }
 
-/** One request, for `dump_requests` (spec §9.1). */
+/** One request, for `dump_requests` (`docs/semantics.md` §9.1). */
 export interface RequestSnapshot {
   /** Index of its queue, or -1 when it executes without one (exempt and reject levels). */
   queueIndex: number;
@@ -271,7 +274,7 @@ export interface QueueSetSnapshot {
 }
 
 /**
- * What happens to requests, for metrics (spec §9.2). Every method is
+ * What happens to requests, for metrics (`docs/semantics.md` §9.2). Every method is
  * optional and called synchronously while the queue set is consistent; an
  * observer must not call back into the queue set, and an exception it
  * throws is reported through {@linkcode QueueSetOptions.onError}, never

@@ -1,5 +1,5 @@
 /**
- * The HTTP side of APF (spec §7.2, §7.4): the response headers every
+ * The HTTP side of APF (`docs/semantics.md` §7.2, §7.4): the response headers every
  * classified request carries, and the 429 of a rejected one.
  *
  * @module
@@ -11,7 +11,7 @@ import type { Classification } from "../classify/classifier.ts";
 export const FLOW_SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID";
 /** Header naming the priority level (its UID) the request went to. */
 export const PRIORITY_LEVEL_UID_HEADER = "X-Kubernetes-PF-PriorityLevel-UID";
-/** The body of every 429 (spec §7.4). */
+/** The body of every 429 (Kubernetes: `tooManyRequests` in `pkg/server/filters/maxinflight.go`). */
 export const TOO_MANY_REQUESTS_BODY = "Too many requests, please try again later.\n";
 
 /** The 429 of a rejected request, with Retry-After and the two UID headers. */

@@ -1,6 +1,6 @@
 /**
  * The admin routes of `apf()`: Prometheus metrics and Kubernetes' three
- * debug dumps (spec §9.1), as Hono handlers to mount where you choose.
+ * debug dumps (`docs/semantics.md` §9.1), as Hono handlers to mount where you choose.
  * Nothing is exposed unless mounted, and every handler asks `authorize`
  * first: it is required, so that exposing them is always a decision.
  *

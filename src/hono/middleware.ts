@@ -1,5 +1,6 @@
 /**
- * `apf()`: API Priority and Fairness as Hono middleware (spec §7.1). Each
+ * `apf()`: API Priority and Fairness as Hono middleware (Kubernetes'
+ * `WithPriorityAndFairness` filter; `docs/semantics.md` §7 and §11.2). Each
  * request is identified, described, classified and estimated in the
  * isolate, then asks the coordinator for seats; the handler runs holding
  * them, and they go back when it is done, whatever happens.
@@ -192,7 +193,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         res.headers.get("Content-Type")?.startsWith("text/event-stream") === true ||
         (longRunning !== undefined && longRunning(c));
       if (streaming && !hold) {
-        // Kubernetes gives a watch's seats back once it is initialized (spec §5.5).
+        // Kubernetes gives a watch's seats back once it is initialized (KEP-1040, "Watch
+        // initialization").
         seat.initialized();
       } else if (!bodyIsComplete(res)) {
         // The body is still being made: the seat follows it, not the handler's return.
@@ -255,7 +257,10 @@ function subscribe(
   return source.onConfiguration(take);
 }
 
-/** The queue wait limit of a request: a quarter of its deadline, honouring `?timeout=` (spec §7.3). */
+/**
+ * The queue wait limit of a request: a quarter of its deadline, honouring
+ * `?timeout=` (Kubernetes: `getRequestWaitContext`).
+ */
 function waitLimitOf(query: string, requestTimeoutMs: number, defaultMs: number): number {
   if (!query.includes("timeout=")) return defaultMs;
   const raw = new URLSearchParams(query).get("timeout");

@@ -93,7 +93,7 @@ export interface ApfOptions<E extends Env = ApfEnv> {
   estimate?: readonly RouteCost[] | WorkEstimator;
   /**
    * The server's request timeout in ms (default 60,000); a request waits in
-   * a queue a quarter of its deadline at most (spec §7.3).
+   * a queue a quarter of its deadline at most (`docs/semantics.md` §7.3).
    */
   requestTimeoutMs?: number;
   /**

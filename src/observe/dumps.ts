@@ -1,5 +1,5 @@
 /**
- * The three debug dumps of Kubernetes' APF controller (spec §9.1,
+ * The three debug dumps of Kubernetes' APF controller (`apf_controller_debug.go`,
  * `/debug/api_priority_and_fairness/dump_*`), rendered from a
  * {@linkcode CoordinatorSnapshot}: in Kubernetes' text format (rows of
  * `",\t"`-joined values through Go's tabwriter with minwidth 8, padding 1)

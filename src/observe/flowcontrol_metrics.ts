@@ -1,5 +1,6 @@
 /**
- * The `apiserver_flowcontrol_*` metrics a coordinator produces (spec §9.2),
+ * The `apiserver_flowcontrol_*` metrics a coordinator produces (Kubernetes:
+ * `pkg/util/flowcontrol/metrics/metrics.go`; `docs/semantics.md` §9.2),
  * with Kubernetes' names, labels and buckets: request series recorded
  * through each level's queue-set observer, and limit, demand and virtual
  * time gauges read from a {@linkcode CoordinatorSnapshot} at scrape time
@@ -224,7 +225,7 @@ export class FlowcontrolMetrics {
   /**
    * The queue-set observer of `priorityLevel`, created once per level and
    * shared by later calls (which update its `exempt` flag). Exempt levels
-   * observe no wait times (spec §2.7).
+   * observe no wait times (`docs/semantics.md` §2.7).
    */
   observerFor(priorityLevel: string, options: { exempt?: boolean } = {}): PriorityLevelObserver {
     if (typeof priorityLevel !== "string") {

@@ -1,8 +1,9 @@
 /**
  * The queue-set observer of one priority level: turns enqueue, dispatch,
  * rejection, finish and release events into the per-flow-schema
- * `apiserver_flowcontrol_*` series (spec §9.2), with the wait-time rules
- * of the Kubernetes filter (spec §2.7).
+ * `apiserver_flowcontrol_*` series (Kubernetes'
+ * `pkg/util/flowcontrol/metrics/metrics.go`), with the wait-time rules of
+ * Kubernetes' `Handle` in `apf_filter.go` (`docs/semantics.md` §2.7).
  *
  * @module
  */
@@ -109,7 +110,7 @@ const maxSeats = (r: QueueSetRequest): number =>
  * `QueueSetOptions.observer`. Per event it costs one cached lookup of the
  * flow schema's series (none when consecutive events share a schema).
  *
- * Wait time (spec §2.7): a non-exempt level observes every request's wait,
+ * Wait time (`docs/semantics.md` §2.7): a non-exempt level observes every request's wait,
  * `execute="true"` when it was dispatched or had joined a queue (also when
  * it then timed out or was cancelled: Kubernetes' quirk), `execute="false"`
  * when rejected without queuing; an exempt level observes none. The work

@@ -8,7 +8,7 @@
 
 import type { QueueSetSnapshot } from "../fairqueuing/types.ts";
 
-/** Seat-demand statistics of a level at the last borrowing adjustment (spec §6.1). */
+/** Seat-demand statistics of a level at the last borrowing adjustment (`seatDemandStats`). */
 export interface DemandSnapshot {
   /** Rounded highest demand (seats in use plus waiting) of the last period. */
   highWatermark: number;
@@ -28,7 +28,7 @@ export interface PriorityLevelSnapshot {
   name: string;
   /** `Exempt` or `Limited`. */
   type: "Exempt" | "Limited";
-  /** True while a removed level drains (spec §2.6). */
+  /** True while a removed level drains (`docs/semantics.md` §2.6). */
   quiescing: boolean;
   /** NominalCL. */
   nominalLimit: number;

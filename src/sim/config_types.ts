@@ -50,7 +50,7 @@ export interface ConfigScenario {
   mandatoryOnly: boolean;
   /** The server concurrency limit. */
   serverConcurrencyLimit: number;
-  /** Per-request queue wait limit (spec §7.3), in ms. */
+  /** Per-request queue wait limit (`docs/semantics.md` §7.3), in ms. */
   queueWaitLimitMs: number;
   /** Simulated time, in ms; no call is issued at or after it. */
   durationMs: number;

@@ -1,5 +1,5 @@
 /**
- * The fair share a uniform scenario is judged against (spec §10.1): the
+ * The fair share a uniform scenario is judged against (`docs/semantics.md` §10.1): the
  * max-min fair allocation of the level's seats to the clients' demands, as
  * Kubernetes' queueset tests compute it (`fairAlloc` in `queueset_test.go`)
  * to check that each flow got what fair queuing promises.

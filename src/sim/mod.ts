@@ -1,5 +1,5 @@
 /**
- * The simulator behind `apf simulate` (spec §10.1): uniform scenarios of
+ * The simulator behind `apf simulate` (`docs/semantics.md` §10.1): uniform scenarios of
  * closed-loop clients run against one priority level on a simulated clock,
  * and the max-min fair allocation their results are judged against.
  *

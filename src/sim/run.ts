@@ -1,5 +1,5 @@
 /**
- * Runs a uniform scenario (spec §10.1) against the real {@linkcode QueueSet}
+ * Runs a uniform scenario (`docs/semantics.md` §10.1) against the real {@linkcode QueueSet}
  * on a {@linkcode FakeEventClock}, the way Kubernetes' QueueSet tests do:
  * closed-loop client threads, checkpoints with time-weighted averages of
  * executing seats, then the clock runs until every call is done.
@@ -77,7 +77,7 @@ function queueSetConfig(scenario: Scenario): QueueSetConfig {
   };
 }
 
-/** Thread `j` of client `i` starts at `90ns·j + 20ns·i` (spec §10.1). */
+/** Thread `j` of client `i` starts at `90ns·j + 20ns·i` (as in Kubernetes' queue set tests). */
 function threadStartMs(i: number, j: number): number {
   return (90 * j + 20 * i) / 1e6;
 }

@@ -1,5 +1,5 @@
 /**
- * Reading the scenario of `apf simulate` (spec §10.1): JSON in, a
+ * Reading the scenario of `apf simulate` (`docs/semantics.md` §10.1): JSON in, a
  * {@linkcode Scenario} with every default filled in out. Every omitted field
  * takes its default, member by member, so `{}` is the Kubernetes test
  * `TestUniformFlowsHandSize1` scenario. Problems are reported with the JSON
@@ -128,7 +128,7 @@ function queuing(value: unknown, path: string): QueuingConfig {
   try {
     new Dealer(q.queues, q.handSize);
   } catch (e) {
-    // Spec §3: the level needs a Dealer, so its refusals are the scenario's.
+    // The level needs a Dealer (Kubernetes' `NewDealer`), so its refusals are the scenario's.
     const key = q.queues > MAX_DECK_SIZE ? "queues" : "handSize";
     throw new ScenarioError(join(path, key), e instanceof Error ? e.message : String(e));
   }

@@ -1,5 +1,5 @@
 /**
- * The data of `apf simulate`: a uniform scenario (spec §10.1) as read from
+ * The data of `apf simulate`: a uniform scenario (`docs/semantics.md` §10.1) as read from
  * JSON, with every default filled in, and the result of running it.
  *
  * @module

@@ -284,7 +284,7 @@ Deno.test("probes: anonymous and authenticated health checks are exempt; POST is
   );
 });
 
-Deno.test("the flow hash is SHA-256 based and golden (spec §2.5)", () => {
+Deno.test("the flow hash is SHA-256 based and golden (Kubernetes' hashFlowID)", () => {
   const alice = builtin.classify(
     normalizeUser({ name: "alice" }),
     describeRequest("GET", "/api/v1/namespaces/a/pods"),

@@ -6,7 +6,7 @@ import {
   parseFlowHash,
 } from "../../src/classify/flow_hash.ts";
 
-Deno.test("flow hashes are 32-bit halves of the spec's 64-bit value, with JSON forms", () => {
+Deno.test("flow hashes are 32-bit halves of Kubernetes' 64-bit hashFlowID value, with JSON forms", () => {
   const h = flowHash("global-default", "alice");
   assert.deepEqual(h, { hi: 0xf4de3bd4, lo: 0x2ccdf6b7 });
   assert.equal(flowHashToBigInt(h), 17644606172554983095n);

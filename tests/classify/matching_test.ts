@@ -170,7 +170,7 @@ Deno.test("resource rules: namespace-less requests need clusterScope; * never ma
   assert.equal(matches(rule(false, ["a", "b"]), resource({ namespace: "c" })), false);
 });
 
-Deno.test("non-resource URLs: exact, prefix and /* forms (spec §2.3)", () => {
+Deno.test("non-resource URLs: exact, prefix and /* forms (Kubernetes' rule.go)", () => {
   assert.equal(urlMatches("/healthz", "/healthz"), true);
   assert.equal(urlMatches("/healthz", "/healthz/"), true);
   assert.equal(urlMatches("/healthz", "/healthz/etcd"), true);

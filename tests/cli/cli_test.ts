@@ -94,7 +94,7 @@ Deno.test("apf validate: dangling FlowSchemas are valid but warned about", async
   );
 });
 
-Deno.test("apf config print --json: the built-in configuration (spec §6.3)", async () => {
+Deno.test("apf config print --json: the built-in configuration (docs/semantics.md §6.3)", async () => {
   const r = await run(["config", "print", "--json"]);
   assert.equal(r.code, 0);
   const json = JSON.parse(r.stdout);

@@ -26,7 +26,7 @@ Deno.test("roundHalfAwayFromZero rounds halves away from zero", () => {
   assert.equal(roundHalfAwayFromZero(0), 0);
 });
 
-// §6.3: default configuration with ServerCL 600.
+// `docs/semantics.md` §6.3: default configuration with ServerCL 600.
 const DEFAULT_600: BorrowingLevel[] = [
   exempt(0, 0, 0), // exempt
   limited(13, 13, 613, { current: 13 }), // catch-all
@@ -38,14 +38,14 @@ const DEFAULT_600: BorrowingLevel[] = [
   limited(49, 24, 649, { current: 37 }), // global-default
 ];
 
-Deno.test("§6.3 worked example: default config, ServerCL 600, zero demand", () => {
+Deno.test("docs/semantics.md §6.3: default config, ServerCL 600, zero demand", () => {
   const { currentLimits, fairFraction } = allocateCurrentLimits(DEFAULT_600, 602);
   assert.deepEqual(currentLimits, [0, 30, 117, 170, 58, 114, 56, 56]);
   assert.ok(Math.abs(fairFraction - 602 / 258) < 1e-12, `fairFraction ${fairFraction}`);
   assert.equal(currentLimits.reduce((s, x) => s + x, 0), 601);
 });
 
-Deno.test("§6.3 example does not modify its input levels", () => {
+Deno.test("the default-config allocation does not modify its input levels", () => {
   const copy = structuredClone(DEFAULT_600);
   allocateCurrentLimits(DEFAULT_600, 602);
   assert.deepEqual(DEFAULT_600, copy);

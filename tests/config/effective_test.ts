@@ -17,7 +17,7 @@ function byName<T extends { name: string }>(list: T[]): Record<string, T> {
   return Object.fromEntries(list.map((x) => [x.name, x]));
 }
 
-Deno.test("spec §6.3: the default configuration at ServerCL 600", () => {
+Deno.test("docs/semantics.md §6.3: the default configuration at ServerCL 600", () => {
   const eff = effectiveConfiguration(bootstrapConfiguration(), { serverConcurrencyLimit: 600 });
   assert.equal(eff.shareSum, 245);
   assert.equal(eff.nominalSum, 602);
@@ -55,7 +55,7 @@ Deno.test("spec §6.3: the default configuration at ServerCL 600", () => {
   });
 });
 
-Deno.test("spec §6.3: ServerCL 100 gives NominalCL 3/13/17/5/17/41/9", () => {
+Deno.test("docs/semantics.md §6.3: ServerCL 100 gives NominalCL 3/13/17/5/17/41/9", () => {
   const eff = effectiveConfiguration(bootstrapConfiguration(), { serverConcurrencyLimit: 100 });
   const nominal = eff.priorityLevels.filter((l) => l.name !== "exempt").map((l) => l.nominal);
   assert.deepEqual(nominal, [3, 13, 17, 5, 17, 41, 9]);

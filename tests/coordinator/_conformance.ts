@@ -285,7 +285,7 @@ export function coordinatorConformance(
     await ctx.reject(ca(), "concurrency-limit");
     b.release();
     c.release();
-    // A request wider than the limit runs alone (spec §4.5).
+    // A request wider than the limit runs alone (Kubernetes: `canAccommodateSeatsLocked`).
     const wide = await ctx.admit(ca({ work: { initialSeats: 5 } }));
     await ctx.reject(ca(), "concurrency-limit");
     wide.release();
@@ -354,7 +354,7 @@ export function coordinatorConformance(
     assert.equal(seat.release(), true);
   });
 
-  test("an already-aborted signal runs if it need not wait, else is cancelled (spec §7.1)", async (ctx) => {
+  test("an already-aborted signal runs if it need not wait, else is cancelled (docs/semantics.md §4.10)", async (ctx) => {
     const a = await ctx.admitted(ctx.start(q(), AbortSignal.abort()), 0);
     const b = await ctx.admit(q());
     await ctx.rejected(ctx.start(q(), AbortSignal.abort()), "cancelled");

@@ -1,5 +1,5 @@
 /**
- * The randomized fault run of the remote client (issue 11, "Tests"): three
+ * The randomized fault run of the remote client: three
  * clients (policies `closed` and `local`) against a real loopback
  * coordinator server, thousands of random operations (acquires on every
  * kind of level, releases, double releases, early releases, aborts) mixed

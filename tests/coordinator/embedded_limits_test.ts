@@ -1,6 +1,7 @@
 /**
- * EmbeddedCoordinator limits: the §6.3 worked example, borrowing dynamics
- * (flooding, decay with smoothing, exempt usage), and the adjustment timer.
+ * EmbeddedCoordinator limits: the default limits of `docs/semantics.md` §6.3,
+ * borrowing dynamics (flooding, decay with smoothing, exempt usage), and the
+ * adjustment timer.
  */
 
 import assert from "node:assert/strict";
@@ -27,7 +28,7 @@ function levelOf(c: EmbeddedCoordinator, name: string): PriorityLevelSnapshot {
 const currentLimits = (c: EmbeddedCoordinator) =>
   Object.fromEntries(c.snapshot().levels.map((l) => [l.name, l.currentLimit]));
 
-Deno.test("EmbeddedCoordinator reproduces the §6.3 worked example at ServerCL 600", () => {
+Deno.test("EmbeddedCoordinator reproduces the default limits at ServerCL 600 (docs/semantics.md §6.3)", () => {
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
   assert.deepEqual(currentLimits(c), {
@@ -63,7 +64,7 @@ Deno.test("EmbeddedCoordinator reproduces the §6.3 worked example at ServerCL 6
   assert.equal(currentLimits(c).system, 117);
 });
 
-Deno.test("EmbeddedCoordinator at ServerCL 100 has the §6.3 nominal limits", () => {
+Deno.test("EmbeddedCoordinator at ServerCL 100 has the nominal limits of docs/semantics.md §6.3", () => {
   const clock = new FakeEventClock();
   const config = effectiveConfiguration(bootstrapConfiguration(), { serverConcurrencyLimit: 100 });
   using c = new EmbeddedCoordinator(config, { clock });
@@ -186,7 +187,7 @@ Deno.test("EmbeddedCoordinator lets a flooded level borrow, then decays with smo
   assertIdle(c.snapshot());
 });
 
-Deno.test("EmbeddedCoordinator: exempt seats in use take their share off the top (§6.2)", async () => {
+Deno.test("EmbeddedCoordinator: exempt seats in use take their share off the top (docs/semantics.md §6.2)", async () => {
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(floodConfig(), { clock });
   const hold = async (level: string, n: number, seats = 1): Promise<Seat[]> => {

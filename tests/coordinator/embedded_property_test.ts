@@ -2,7 +2,7 @@
  * Property test of the EmbeddedCoordinator on random workloads with random
  * reconfigurations: every request gets exactly one outcome, consistent with
  * how it was asked; the coordinator's bookkeeping matches an independent
- * model; every dispatch respects the limit in force (spec §4.5, §4.6);
+ * model; every dispatch respects the limit in force (`docs/semantics.md` §4.5, §4.6);
  * quiescing levels go once idle; and everything ends idle.
  *
  * The limit invariant is checked at dispatch time, not after each step: a
@@ -174,7 +174,7 @@ async function runWorkload(initial: Variant, ops: Op[]): Promise<void> {
       t.maxSeats = Math.max(r.initialSeats, r.finalSeats);
       t.latencyMs = r.additionalLatencyMs;
       assert.equal(waitedMs, clock.now() - t.arrivalMs);
-      // The limit in force at this very dispatch (spec §4.5, §4.6).
+      // The limit in force at this very dispatch (`docs/semantics.md` §4.5, §4.6).
       const qs = coordinator!.snapshot().levels.find((l) => l.name === pl)!.queueSet;
       if (qs.type === "Exempt") return;
       const cl = qs.concurrencyLimit;
@@ -227,7 +227,7 @@ async function runWorkload(initial: Variant, ops: Op[]): Promise<void> {
         assert.equal(o.waitedMs, t.dispatchedAtMs - t.arrivalMs);
         assert.ok(o.waitedMs <= t.waitLimitMs);
         if (t.desiredQueues < 0) assert.equal(o.waitedMs, 0, "exempt never waits");
-        // An already-done request runs only if it need not wait (spec §7.1).
+        // An already-done request runs only if it need not wait (`docs/semantics.md` §4.10).
         if (t.preAborted) assert.equal(o.waitedMs, 0, "a pre-aborted request never waits");
         continue;
       }

@@ -1,6 +1,6 @@
 /**
  * EmbeddedCoordinator reconfiguration while requests wait and execute
- * (spec §2.6, §4.8): adding, removing (quiescing) and changing levels,
+ * (`docs/semantics.md` §2.6, §4.8): adding, removing (quiescing) and changing levels,
  * refusing an invalid configuration whole, and closing.
  */
 

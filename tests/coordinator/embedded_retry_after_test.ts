@@ -1,4 +1,7 @@
-/** EmbeddedCoordinator Retry-After: real rejections drive each level's drop tracker (spec §7.4). */
+/**
+ * EmbeddedCoordinator Retry-After: real rejections drive each level's drop
+ * tracker (`docs/semantics.md` §7.4).
+ */
 
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
@@ -22,7 +25,7 @@ async function rejection(c: EmbeddedCoordinator, request: SeatRequest): Promise<
   return a;
 }
 
-Deno.test("EmbeddedCoordinator Retry-After follows the §7.4 golden sequence", async () => {
+Deno.test("EmbeddedCoordinator Retry-After follows the golden sequence (docs/semantics.md §7.4)", async () => {
   // The fake clock's wall time is its time: second 100 starts at 100,000 ms.
   const clock = new FakeEventClock(100_000);
   using c = new EmbeddedCoordinator(config(), { clock });

@@ -7,7 +7,7 @@ function drop(t: DroppedRequestsTracker, s: number, count: number, pl = "pl"): n
   return t.retryAfter(pl);
 }
 
-Deno.test("DroppedRequestsTracker follows the golden sequence of spec §7.4", () => {
+Deno.test("DroppedRequestsTracker follows the golden sequence (docs/semantics.md §7.4)", () => {
   const t = new DroppedRequestsTracker();
   const seen: string[] = [];
   for (let s = 100; s <= 109; s++) seen.push(`${s}:${drop(t, s, 10)}`);

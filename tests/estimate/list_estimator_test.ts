@@ -276,7 +276,7 @@ Deno.test("List estimator caps seats by the level's max seats, or by 100 when th
   assert.equal(listSeats(url, stats, 150), 100);
   assert.equal(listSeats(url, stats, -1), 100);
   assert.equal(listSeats(url, stats, NaN), 100);
-  // Spec §6.3: min(maxSeats(PL), 100) for the default levels.
+  // `docs/semantics.md` §6.3: min(maxSeats(PL), 100) for the default levels.
   for (const [level, maxSeats] of [["workload-low", 37], ["node-high", 15], ["catch-all", 0]]) {
     assert.equal(listSeats(url, stats, maxSeats as number), maxSeats || 100, String(level));
   }

@@ -57,7 +57,8 @@ Deno.test("Mutating estimator charges from one seat-worth of watches (10) on", (
 });
 
 Deno.test("Mutating estimator caps final seats by min(maxSeats(PL), 10), keeping the final work", () => {
-  // Spec §6.3: the default levels' max seats are 12 (system), 15, 4, 15, 37, 8; catch-all none.
+  // `docs/semantics.md` §6.3: the default levels' max seats are 12 (system), 15, 4, 15, 37, 8;
+  // catch-all none.
   const cases: [number, number, number][] = [
     [12, 10, 10],
     [15, 10, 10],

@@ -87,8 +87,8 @@ Deno.test("WatchTracker.register counts a watch under its group, resource, names
 
 Deno.test("WatchTracker never counts a one-namespace watch for writes to that namespace", () => {
   // The watch's key is {"", namespaces, "", myns}, but a write to /api/v1/namespaces/myns has
-  // namespace "myns" (spec §2.2), so it looks up {.., myns, ""} and {.., myns, myns}: as in
-  // Kubernetes, only cluster-wide namespaces watches are seen.
+  // namespace "myns" (Kubernetes' RequestInfo), so it looks up {.., myns, ""} and
+  // {.., myns, myns}: as in Kubernetes, only cluster-wide namespaces watches are seen.
   const tracker = new WatchTracker();
   register(tracker, "/api/v1/namespaces?watch=true&fieldSelector=metadata.name=myns");
   register(tracker, "/api/v1/namespaces?watch=true");

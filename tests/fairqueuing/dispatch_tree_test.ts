@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { DispatchTree } from "../../src/fairqueuing/_dispatch_tree.ts";
 
 /**
- * Kubernetes' findDispatchQueue scan (spec §4.6) on plain finish times:
+ * Kubernetes' `findDispatchQueueToBoundLocked` scan on plain finish times:
  * visit `(r+1) % n, (r+2) % n, …` once each and keep the first strict
  * minimum among queues with a waiting request (finite finish time).
  */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { QueueSet } from "../../src/fairqueuing/queue_set.ts";
 import { DecisionLog, makeSet, queuing } from "./_queue_set_helpers.ts";
 
-// With handSize 1, a flow's queue is `hash mod queues` (spec §3: the first card).
+// With handSize 1, a flow's queue is `hash mod queues` (Kubernetes' `Deal`: the first card).
 
 Deno.test("k8s TestContextCancel: a waiting request is cancelled by its signal, exactly when aborted", async () => {
   const { qs, clock } = makeSet(queuing(1, 11, 11, 1));

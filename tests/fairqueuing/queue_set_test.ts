@@ -4,7 +4,7 @@ import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import { DecisionLog, makeSet, queuing } from "./_queue_set_helpers.ts";
 
-// With handSize 1, a flow's queue is `hash mod queues` (spec §3: the first card).
+// With handSize 1, a flow's queue is `hash mod queues` (Kubernetes' `Deal`: the first card).
 
 Deno.test("QueueSet runs a request at once when a seat is free, and frees the seat on finish", () => {
   const { qs } = makeSet(queuing(1, 4, 2, 1));

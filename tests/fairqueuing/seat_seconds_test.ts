@@ -9,7 +9,7 @@ import {
   seatsTimesDuration,
 } from "../../src/_shared/seat_seconds.ts";
 
-Deno.test("seatsTimesDuration counts 1e-8 seat-seconds (spec §4.2 vectors)", () => {
+Deno.test("seatsTimesDuration counts 1e-8 seat-seconds (Kubernetes' SeatsTimesDuration values)", () => {
   assert.equal(SEAT_SECONDS_SCALE, 100_000_000);
   assert.equal(seatsTimesDuration(1, 3), 300_000);
   assert.equal(seatsTimesDuration(1, 1000), 100_000_000);
@@ -18,7 +18,7 @@ Deno.test("seatsTimesDuration counts 1e-8 seat-seconds (spec §4.2 vectors)", ()
   assert.equal(seatsTimesDuration(1.5, 2), 300_000);
 });
 
-Deno.test("formatSeatSeconds prints whole seat-seconds and eight decimals (spec §4.2 vectors)", () => {
+Deno.test("formatSeatSeconds prints whole seat-seconds and eight decimals (as Kubernetes' SeatSeconds.String)", () => {
   assert.equal(formatSeatSeconds(seatsTimesDuration(1, 3)), "0.00300000ss");
   assert.equal(formatSeatSeconds(seatsTimesDuration(1, 1000)), "1.00000000ss");
   assert.equal(formatSeatSeconds(seatsTimesDuration(2, 1)), "0.00200000ss");
@@ -28,7 +28,7 @@ Deno.test("formatSeatSeconds prints whole seat-seconds and eight decimals (spec 
 });
 
 Deno.test("seatsTimesDuration of a negative duration is signed where Go's uint64 wraps", () => {
-  // Spec §4.2: Go gives uint64(-99700000) = 18446744073609851616; we keep -99700000.
+  // Go's SeatsTimesDuration gives uint64(-99700000) = 18446744073609851616; we keep -99700000.
   const negative = seatsTimesDuration(1, 3 - 1000);
   assert.equal(negative, -99_700_000);
   assert.equal(formatSeatSeconds(negative), "-0.99700000ss");

@@ -8,7 +8,7 @@ const MAX_UINT64 = 2n ** 64n - 1n;
 const GOLDEN_HASHES = [0n, 1n, 12345678901234567n, MAX_UINT64] as const;
 
 /**
- * The deal of spec §3 in the plainest terms, on BigInt: mixed-radix digits,
+ * Kubernetes' `Deal` in the plainest terms, on BigInt: mixed-radix digits,
  * then each digit skips the earlier digits it reaches.
  */
 function referenceDeal(deck: number, hand: number, hash: bigint): number[] {
@@ -56,7 +56,7 @@ function assertDeals(dealer: Dealer, hash: bigint, expected: number[]): void {
   }
 }
 
-/** Largest hand a Dealer accepts for `deck` (spec §3's entropy rule). */
+/** Largest hand a Dealer accepts for `deck` (the entropy rule of `RequiredEntropyBits`). */
 function maxHand(deck: number): number {
   let hand = 1;
   while (hand < deck && requiredEntropyBits(deck, hand + 1) <= MAX_HASH_BITS) hand++;
@@ -87,12 +87,12 @@ const uint64: fc.Arbitrary<bigint> = fc.oneof(
   fc.bigInt({ min: MAX_UINT64 - 4096n, max: MAX_UINT64 }),
 );
 
-Deno.test("constants match spec §3", () => {
+Deno.test("constants match Kubernetes' shufflesharding.go", () => {
   assert.equal(MAX_HASH_BITS, 60);
   assert.equal(MAX_DECK_SIZE, 67_108_864);
 });
 
-Deno.test("requiredEntropyBits matches the spec §3 examples", () => {
+Deno.test("requiredEntropyBits matches known deck and hand sizes (docs/semantics.md §3)", () => {
   const examples: [number, number, number][] = [
     [1024, 6, 60],
     [512, 8, 72],
@@ -108,7 +108,7 @@ Deno.test("requiredEntropyBits matches the spec §3 examples", () => {
   }
 });
 
-Deno.test("Dealer deals the spec §3 golden vectors", () => {
+Deno.test("Dealer deals the golden vectors of Kubernetes' shufflesharding package", () => {
   const table: [number, number, number[][]][] = [
     [64, 8, [
       [0, 1, 2, 3, 4, 5, 6, 7],
@@ -137,8 +137,8 @@ Deno.test("Dealer deals the spec §3 golden vectors", () => {
   }
 });
 
-// Spec §3 combined vectors; the hashes are spec §2.5's hashFlowID values (or
-// given in §3), checked against SHA-256 below.
+// Combined vectors (hashFlowID, then Deal, as Kubernetes computes them); the hashes are
+// checked against SHA-256 below.
 const COMBINED: [
   fsName: string,
   distinguisher: string,
@@ -167,13 +167,13 @@ const COMBINED: [
   ["system-leader-election", "system:kube-scheduler", 11657850540737501994n, 16, [10, 15, 8, 13]],
 ];
 
-Deno.test("Dealer deals the spec §3 combined vectors (hashFlowID → Deal)", () => {
+Deno.test("Dealer deals the combined vectors (hashFlowID → Deal)", () => {
   for (const [, , hash, deck, hand] of COMBINED) {
     assertDeals(new Dealer(deck, hand.length), hash, hand);
   }
 });
 
-Deno.test("the combined vectors' hashes are hashFlowID of spec §2.5", () => {
+Deno.test("the combined vectors' hashes are Kubernetes' hashFlowID", () => {
   const encoder = new TextEncoder();
   for (const [fsName, distinguisher, hash] of COMBINED) {
     const digest = sha256(encoder.encode(`${fsName}\0${distinguisher}`));

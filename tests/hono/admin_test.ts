@@ -106,7 +106,8 @@ Deno.test("metrics and dumps show a request waiting and one executing", async ()
     header,
     /UserName, +Verb, +APIPath, +Namespace, +Name, +APIVersion, +Resource, +SubResource$/,
   );
-  // One queue: Kubernetes computes no distinguisher then (spec §2.7), so the column is empty.
+  // One queue: Kubernetes computes no distinguisher then (`docs/semantics.md` §2.5), so the column
+  // is empty.
   const rows = requests.split("\n").filter((l) => l.startsWith("tiny,"));
   assert.equal(rows.length, 2);
   assert.match(

@@ -88,7 +88,7 @@ Deno.test("a rejected request gets Kubernetes' 429: body, Retry-After, content t
   limiter.close();
 });
 
-Deno.test("Retry-After grows under sustained drops (spec §7.4)", async () => {
+Deno.test("Retry-After grows under sustained drops (docs/semantics.md §7.4)", async () => {
   const { app, clock, limiter } = setup();
   const held = slowRoute(app);
   const holder = app.request("/slow", dev("alice"));

@@ -110,7 +110,7 @@ const queue = (index: number, waiting: number) => ({
   nextDispatchR: 0.003,
 });
 
-Deno.test("dumpPriorityLevels renders the spec §9.1 example byte for byte", () => {
+Deno.test("dumpPriorityLevels renders Kubernetes' tabwriter layout byte for byte (docs/semantics.md §9.1)", () => {
   const snapshot: CoordinatorSnapshot = {
     nowMs: 0,
     wallClockMs: 0,

@@ -1,6 +1,7 @@
 /**
- * Kubernetes' QueueSet scenario tests (spec §10.2), run through the
- * simulator with their expectations and margins.
+ * Kubernetes' QueueSet scenario tests (`queueset_test.go`;
+ * `docs/semantics.md` §10.2), run through the simulator with their
+ * expectations and margins.
  *
  * Kubernetes keeps time in integer nanoseconds, so its margin 0 means
  * "exactly"; here time is float milliseconds, so margins are floored at
