@@ -9,7 +9,7 @@ const file = new URL("../../examples/deno_deploy.ts", import.meta.url);
 
 Deno.test("examples/deno_deploy.ts runs with its documented command", async () => {
   const text = await Deno.readTextFile(file);
-  const documented = /^ \*   deno run (.*?) examples\/deno_deploy\.ts/m.exec(text);
+  const documented = /^ \* {3}deno run (.*?) examples\/deno_deploy\.ts/m.exec(text);
   assert.ok(documented !== null, "the doc comment gives a deno run command");
   const flags = documented[1]!.split(/\s+/);
   const child = new Deno.Command(Deno.execPath(), {
