@@ -13,10 +13,10 @@
  * ```
  *
  * The older classifier resolves its imports (`@noble/hashes`) through this
- * tree's import map. Without a directory, only "after" runs.
+ * tree's import map. Without a directory (or with `""`), only "after" runs.
  */
 
-import { Classifier, FLOW_CACHE_LIMIT } from "../mod.ts";
+import { Classifier, FLOW_CACHE_LIMIT, flowHash } from "../mod.ts";
 import { FlowCache } from "../src/classify/_flow_cache.ts";
 import {
   type ClassifierLike,
@@ -33,6 +33,7 @@ import {
 import type { EffectiveConfiguration } from "../mod.ts";
 
 type Make = (effective: EffectiveConfiguration) => ClassifierLike;
+type Hash = (flowSchemaName: string, distinguisher: string) => unknown;
 type Batch = (n: number) => void | Promise<void>;
 
 const [baseDir, roundsArg] = Deno.args;
@@ -41,16 +42,29 @@ const ROUNDS = Number(roundsArg ?? 21);
 const BATCH_MS = 25;
 
 const variants: [string, Make][] = [["after", (e) => new Classifier(e)]];
-if (baseDir !== undefined) {
-  const url = new URL(`file://${Deno.realPathSync(baseDir)}/src/classify/classifier.ts`);
-  const old = await import(url.href) as {
+const hashes = new Map<string, Hash>([["after", flowHash]]);
+if (baseDir !== undefined && baseDir !== "") {
+  const root = `file://${Deno.realPathSync(baseDir)}/src/classify`;
+  const old = await import(`${root}/classifier.ts`) as {
     Classifier: new (e: EffectiveConfiguration) => Classifier;
   };
+  const oldHash = await import(`${root}/flow_hash.ts`) as { flowHash: Hash };
   variants.unshift(["before", (e) => new old.Classifier(e)]);
+  hashes.set("before", oldHash.flowHash);
 }
 
 const set10k = users(10_000, 1000);
 const set1m = users(1_000_000, 1000);
+
+/** The 1,000-tenant configuration with one queue for the tenants: no flow hash at all. */
+function withoutFlowHash(e: EffectiveConfiguration): EffectiveConfiguration {
+  return {
+    ...e,
+    priorityLevels: e.priorityLevels.map((l) =>
+      l.name === "tenants" ? { ...l, queuing: { ...l.queuing!, queues: 1 } } : l
+    ),
+  };
+}
 
 /** Case name → variant → batch. */
 const cases: [string, Map<string, Batch>][] = [];
@@ -86,11 +100,34 @@ for (const [label, set] of [["10k", set10k], ["1M", set1m]] as const) {
       return run;
     });
   }
+  addCase(`classify, ${label} users, 1000 tenants, level without flow hash`, (m) => {
+    const run = classifyRoundRobin(m(withoutFlowHash(e1000)), set);
+    run(set.length);
+    return run;
+  });
   addCase(`classify + acquire + release, ${label} users, 1000 tenants`, (m) => {
     const c = m(e1000);
     classifyRoundRobin(c, set)(set.length);
     return classifyAcquireRelease(c, e1000, set);
   });
+}
+
+{
+  // SHA-256 alone, as a flow the cache does not hold costs: a new 36-byte flow id each time.
+  const ids = set1m.map((u) => `${u.name}-of-tenant-00998`);
+  cases.push([
+    "flowHash of a new flow id (SHA-256 only)",
+    new Map(variants.map(([v]) => {
+      const hash = hashes.get(v)!;
+      let next = 0;
+      return [v, (n: number) => {
+        for (let i = 0; i < n; i++) {
+          hash("tenant-00998", ids[next]!);
+          if (++next === ids.length) next = 0;
+        }
+      }];
+    })),
+  ]);
 }
 
 async function timed(batch: Batch, n: number): Promise<number> {

@@ -56,7 +56,7 @@ export interface Classification {
  * flow cache, whatever the number of schemas or users. Eviction is by two
  * generations of half this size each: a flow seen again within the last
  * 16,384 new flows stays cached; an older one is hashed again (SHA-256, about
- * 0.5 µs). Measured full (bench/RESULTS.md): about 180 bytes per entry
+ * 0.5 µs). Measured full (bench/RESULTS.md): about 210 bytes per entry
  * besides the distinguisher string it keeps, 7.6 MiB with 22-character
  * names; distinguishers longer than 256 characters are never kept, so even
  * the longest names cannot take a full cache past about 23 MiB.
