@@ -1,8 +1,14 @@
 /**
- * The classifier (spec §2.4, §2.5, §2.7): from a user and a RequestInfo to the
- * FlowSchema, the priority level and the flow. It does no I/O and, for a warm
- * flow, no hashing: flow hashes are cached per (schema, distinguisher). Dealing
- * the hand of queues from the hash is the queue set's business (shuffle sharding).
+ * The classifier: from a user and a RequestInfo to the FlowSchema, the
+ * priority level and the flow, as Kubernetes' `startRequest` in
+ * k8s.io/apiserver/pkg/util/flowcontrol/apf_controller.go decides them: the
+ * first FlowSchema in matching order (precedence, then name) that matches
+ * wins, `catch-all` otherwise. An index (`_schema_index.ts`) narrows the
+ * schemas a request has to be matched against, so that classifying costs
+ * about the same with a thousand schemas as with ten. It does no I/O and,
+ * for a warm flow, no hashing: flow hashes are cached per (schema,
+ * distinguisher) in one bounded cache (`_flow_cache.ts`). Dealing the hand of
+ * queues from the hash is the queue set's business (shuffle sharding).
  *
  * @module
  */
@@ -13,7 +19,9 @@ import {
   type EffectiveFlowSchema,
   type EffectivePriorityLevel,
 } from "../config/mod.ts";
-import { type FlowHash, flowHash } from "./flow_hash.ts";
+import { FlowCache } from "./_flow_cache.ts";
+import { SchemaIndex } from "./_schema_index.ts";
+import type { FlowHash } from "./flow_hash.ts";
 import type { UserInfo } from "./identity.ts";
 import {
   type CompiledFlowSchema,
@@ -32,16 +40,28 @@ export interface Classification {
   /** The flow distinguisher (`""` unless the level queues with more than one queue). */
   distinguisher: string;
   /**
-   * The flow hash as 32-bit halves (cached: the same object for every request
-   * of a flow), for queuing levels with more than one queue; else `null`.
+   * The flow hash as 32-bit halves, frozen, for queuing levels with more than
+   * one queue; else `null`. Cached: a warm flow gets the same object again
+   * (a flow evicted from the cache, or with a distinguisher longer than 256
+   * characters, gets an equal new one).
    */
   flowHash: FlowHash | null;
   /** The rule that matched, or `null` when the request fell through to `catch-all`. */
   match: RuleMatch | null;
 }
 
-/** Flows cached per FlowSchema before the cache is cleared (bounds memory under many users). */
-export const FLOW_CACHE_LIMIT = 4096;
+/**
+ * The most flow hashes one {@linkcode Classifier} keeps, all its FlowSchemas
+ * together (a flow is a schema and a distinguisher): the one bound of its
+ * flow cache, whatever the number of schemas or users. Eviction is by two
+ * generations of half this size each: a flow seen again within the last
+ * 16,384 new flows stays cached; an older one is hashed again (SHA-256, about
+ * 0.5 µs). Measured full (bench/RESULTS.md): about 210 bytes per entry
+ * besides the distinguisher string it keeps, 7.6 MiB with 22-character
+ * names; distinguishers longer than 256 characters are never kept, so even
+ * the longest names cannot take a full cache past about 23 MiB.
+ */
+export const FLOW_CACHE_LIMIT = 32_768;
 
 interface Entry {
   compiled: CompiledFlowSchema;
@@ -49,7 +69,8 @@ interface Entry {
   level: EffectivePriorityLevel;
   /** Whether the level needs a flow hash: Limited, Queue, queues > 1. */
   hashed: boolean;
-  flows: Map<string, FlowHash>;
+  /** Its position in matching order: its key in the flow cache. */
+  position: number;
 }
 
 /**
@@ -67,11 +88,14 @@ interface Entry {
  */
 export class Classifier {
   readonly #entries: Entry[];
+  readonly #index: SchemaIndex;
+  readonly #catchAll: Entry | undefined;
+  readonly #flows: FlowCache;
 
-  /** Compiles the configuration's FlowSchemas in matching order. */
+  /** Compiles and indexes the configuration's FlowSchemas in matching order. */
   constructor(effective: EffectiveConfiguration) {
     const levels = new Map(effective.priorityLevels.map((l) => [l.name, l]));
-    this.#entries = effective.flowSchemas.map((schema) => {
+    this.#entries = effective.flowSchemas.map((schema, position) => {
       const level = levels.get(schema.priorityLevel);
       if (level === undefined) {
         throw new TypeError(
@@ -83,21 +107,25 @@ export class Classifier {
         schema,
         level,
         hashed: level.type === "Limited" && (level.queuing?.queues ?? 0) > 1,
-        flows: new Map(),
+        position,
       };
     });
+    this.#index = new SchemaIndex(this.#entries.map((e) => e.compiled));
+    this.#catchAll = this.#entries.find((e) => e.schema.name === CATCH_ALL);
+    this.#flows = new FlowCache(FLOW_CACHE_LIMIT);
   }
 
   /** Classifies one request: the first matching schema wins; `catch-all` is the fallback. */
   classify(user: UserInfo, requestInfo: RequestInfo): Classification {
-    let catchAll: Entry | undefined;
-    for (const entry of this.#entries) {
+    const candidates = this.#index.candidates(user, requestInfo);
+    for (let position = candidates.next(); position !== -1; position = candidates.next()) {
+      const entry = this.#entries[position]!;
       const match = matchFlowSchema(entry.compiled, user, requestInfo);
       if (match !== undefined) return this.#result(entry, match, user, requestInfo);
-      if (entry.schema.name === CATCH_ALL) catchAll = entry;
     }
     // Unreachable with the built-in catch-all (it matches every user with a
     // group); a user without groups falls back to it, as Kubernetes does.
+    const catchAll = this.#catchAll;
     if (catchAll === undefined) throw new TypeError("Cannot classify: no catch-all FlowSchema");
     return this.#result(catchAll, null, user, requestInfo);
   }
@@ -118,17 +146,11 @@ export class Classifier {
       : method === "ByNamespace"
       ? ri.namespace
       : "";
-    let hash = entry.flows.get(distinguisher);
-    if (hash === undefined) {
-      hash = Object.freeze(flowHash(entry.schema.name, distinguisher));
-      if (entry.flows.size >= FLOW_CACHE_LIMIT) entry.flows.clear();
-      entry.flows.set(distinguisher, hash);
-    }
     return {
       flowSchema: entry.schema,
       priorityLevel: entry.level,
       distinguisher,
-      flowHash: hash,
+      flowHash: this.#flows.get(entry.position, entry.schema.name, distinguisher),
       match,
     };
   }

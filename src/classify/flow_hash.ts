@@ -1,24 +1,25 @@
 /**
- * The flow hash (spec §2.5): the first 8 bytes, little-endian, of
- * SHA-256(fsName ‖ 0x00 ‖ distinguisher), as an unsigned 64-bit integer,
- * held as two unsigned 32-bit halves ({@linkcode FlowHash}): what the
- * classifier caches, the queue set deals from, and wires and dumps carry
- * (JSON `{ "hi": …, "lo": … }`, or the decimal string of the whole value).
+ * The flow hash: the first 8 bytes, little-endian, of
+ * SHA-256(fsName ‖ 0x00 ‖ distinguisher), as an unsigned 64-bit integer, as
+ * Kubernetes' `hashFlowID` (k8s.io/apiserver/pkg/util/flowcontrol/apf_controller.go)
+ * computes it; held as two unsigned 32-bit halves ({@linkcode FlowHash}):
+ * what the classifier caches, the queue set deals from, and wires and dumps
+ * carry (JSON `{ "hi": …, "lo": … }`, or the decimal string of the whole value).
  *
- * SHA-256 comes from `npm:@noble/hashes`, which is synchronous and runs on
- * Deno, Node and Workers alike; Web Crypto's `digest` is async only, which
- * would put a microtask hop on every request. The classifier caches hashes
- * per flow, so a warm flow hashes nothing at all.
+ * SHA-256 is computed synchronously by a small implementation specialised to
+ * this input (`_sha256.ts`), which runs unchanged on Deno, Node and Workers;
+ * Web Crypto's `digest` is async only, which would put a microtask hop on
+ * every new flow. The classifier caches hashes per flow, so a warm flow hashes
+ * nothing at all.
  *
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
 import type { FlowHash } from "../fairqueuing/types.ts";
+import { flowIdDigest } from "./_sha256.ts";
 
 export type { FlowHash };
 
-const encoder = new TextEncoder();
 const MAX_UINT64 = (1n << 64n) - 1n;
 
 /**
@@ -31,14 +32,7 @@ const MAX_UINT64 = (1n << 64n) - 1n;
  * ```
  */
 export function flowHash(flowSchemaName: string, distinguisher: string): FlowHash {
-  const fs = encoder.encode(flowSchemaName);
-  const d = encoder.encode(distinguisher);
-  const input = new Uint8Array(fs.length + 1 + d.length);
-  input.set(fs, 0);
-  input.set(d, fs.length + 1);
-  const digest = sha256(input);
-  const view = new DataView(digest.buffer, digest.byteOffset, 8);
-  return { lo: view.getUint32(0, true), hi: view.getUint32(4, true) };
+  return flowIdDigest(flowSchemaName, distinguisher);
 }
 
 /**

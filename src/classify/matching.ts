@@ -1,7 +1,10 @@
 /**
- * FlowSchema matching (spec §2.3): subjects, resource rules and non-resource
- * rules, compiled once per configuration so that matching a request does no
- * allocation.
+ * FlowSchema matching, as Kubernetes' `matchesFlowSchema` in
+ * k8s.io/apiserver/pkg/util/flowcontrol/rule.go: subjects, resource rules and
+ * non-resource rules, compiled once per configuration so that matching a
+ * request does no allocation. The classifier's index (`_schema_index.ts`)
+ * derives its keys from these compiled forms and must stay in step with the
+ * predicates here.
  *
  * @module
  */
@@ -31,8 +34,10 @@ export interface RuleMatch {
  * Kubernetes' `containsString`: the wildcard counts only when it is the list's
  * sole member (validation guarantees it then stands alone).
  */
-interface StringSet {
+export interface StringSet {
+  /** The list is exactly `["*"]`. */
   all: boolean;
+  /** The listed values (a `*` among others is a literal). */
   values: ReadonlySet<string>;
 }
 
@@ -45,30 +50,43 @@ function contains(set: StringSet, value: string): boolean {
   return set.all || set.values.has(value);
 }
 
-interface CompiledResourceRule {
+/** A resource rule prepared for matching. */
+export interface CompiledResourceRule {
+  /** Verbs. */
   verbs: StringSet;
+  /** API groups. */
   apiGroups: StringSet;
+  /** Resources and `resource/subresource` forms. */
   resources: StringSet;
+  /** Namespaces a namespaced request may be in. */
   namespaces: StringSet;
+  /** Whether namespace-less requests match. */
   clusterScope: boolean;
 }
 
-interface CompiledNonResourceRule {
+/** A non-resource rule prepared for matching. */
+export interface CompiledNonResourceRule {
+  /** Verbs. */
   verbs: StringSet;
-  /** `undefined` for `*`; otherwise the exact URL and the prefix it also matches. */
+  /** `undefined` for `*`; otherwise the exact URL and the prefix (ending in `/`) it also matches. */
   urls: { exact: string; prefix: string }[] | undefined;
 }
 
 /** A subject with its service-account prefix precomputed. */
-interface CompiledSubject {
+export interface CompiledSubject {
+  /** The subject. */
   subject: Subject;
   /** `system:serviceaccount:<ns>:` for service-account subjects. */
   head: string;
 }
 
-interface CompiledRules {
+/** One `PolicyRulesWithSubjects`, prepared for matching. */
+export interface CompiledRules {
+  /** Who the rules apply to. */
   subjects: CompiledSubject[];
+  /** Rules for resource requests. */
   resourceRules: CompiledResourceRule[];
+  /** Rules for non-resource requests. */
   nonResourceRules: CompiledNonResourceRule[];
 }
 
@@ -80,9 +98,10 @@ export interface CompiledFlowSchema {
   readonly rules: readonly CompiledRules[];
 }
 
-const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
+/** The user-name prefix of service accounts (k8s.io/apiserver/pkg/authentication/serviceaccount). */
+export const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
 
-/** Whether `subject` names `user` (spec §2.3: service accounts match on the user name only). */
+/** Whether `subject` names `user` (service accounts match on the user name only, as in Kubernetes). */
 export function subjectMatches(subject: Subject, user: UserInfo): boolean {
   return compiledSubjectMatches(compileSubject(subject), user);
 }
