@@ -1,5 +1,5 @@
 /**
- * Classification benchmarks against the built-in configuration (issue 3):
+ * Classification benchmarks against the built-in configuration:
  * a node heartbeat, a service-account list, an anonymous health probe and a
  * user in a custom namespace, each a warm flow. Run with `deno task bench`.
  *
