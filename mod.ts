@@ -162,44 +162,46 @@ export {
   type Timer,
   type WorkEstimate,
 } from "./src/fairqueuing/mod.ts";
+export { BorrowingController, type SeatDemandReport } from "./src/coordinator/mod.ts";
 export {
-  BorrowingController,
   type ClientMessage,
   CLOSE_PROTOCOL_ERROR,
   CLOSE_UNAUTHENTICATED,
   Coalescer,
-  connectPerLevel,
-  type ConnectPerLevelOptions,
-  constantTimeEqual,
   decodeClientMessage,
   type Decoded,
   decodeServerMessage,
-  DEFAULT_GRACE_MS,
-  DEFAULT_LEASE_MS,
   effectiveFromWire,
   encodeMessage,
   MAX_BATCH,
   MAX_FRAME_LENGTH,
   MAX_NAME_LENGTH,
   negotiateVersion,
-  type PerLevelCoordinator,
-  RECLAIMED_LOG_SIZE,
-  type SeatDemandReport,
-  ServerConnection,
-  type ServerConnectionOptions,
   type ServerMessage,
-  type Session,
-  SessionHost,
-  type SessionHostOptions,
-  type SessionOutput,
-  type SessionStats,
   WIRE_VERSIONS,
   type WireConfiguration,
   type WireDecision,
   type WireError,
   type WireErrorCode,
   type WireOp,
-} from "./src/coordinator/mod.ts";
+} from "./src/protocol/mod.ts";
+export {
+  connectPerLevel,
+  type ConnectPerLevelOptions,
+  type PerLevelCoordinator,
+} from "./src/remote/mod.ts";
+export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_LEASE_MS,
+  RECLAIMED_LOG_SIZE,
+  ServerConnection,
+  type ServerConnectionOptions,
+  type Session,
+  SessionHost,
+  type SessionHostOptions,
+  type SessionOutput,
+  type SessionStats,
+} from "./src/server/mod.ts";
 export {
   type ClientState,
   connectCoordinator,
@@ -210,7 +212,7 @@ export {
   type RemoteCoordinator,
   type RemoteCoordinatorStats,
   type UnreachablePolicy,
-} from "./src/coordinator/mod.ts";
+} from "./src/remote/mod.ts";
 export {
   type AcquireOptions,
   type Admission,

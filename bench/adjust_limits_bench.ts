@@ -16,7 +16,7 @@ import {
   EmbeddedCoordinator,
   FakeEventClock,
 } from "../mod.ts";
-import { configOf, limited } from "../tests/coordinator/_config.ts";
+import { configOf, limited } from "../tests/_helpers/coordinator_config.ts";
 
 const LEVELS = 100;
 

@@ -49,7 +49,7 @@ import {
   type StartRequestInit,
 } from "../mod.ts";
 import { FlowcontrolMetrics } from "../src/observe/mod.ts";
-import { configOf, limited } from "../tests/coordinator/_config.ts";
+import { configOf, limited } from "../tests/_helpers/coordinator_config.ts";
 
 const SATURATED_SEATS = 64;
 const SATURATED_FLOWS = 1000;

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { connectCoordinator } from "../src/coordinator/client.ts";
+import { connectCoordinator } from "../src/remote/client.ts";
 import { noDelayWebSocket } from "../src/deno/no_delay_websocket.ts";
 
 const [portArg, kArg, transportArg, durationArg, warmupArg] = Deno.args;

@@ -13,7 +13,7 @@
  */
 
 import { serveCoordinator } from "../src/deno/mod.ts";
-import { limited } from "../tests/coordinator/_config.ts";
+import { limited } from "../tests/_helpers/coordinator_config.ts";
 
 /** The level the clients use. */
 export const BENCH_LEVEL = limited("bench", {

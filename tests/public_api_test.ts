@@ -226,7 +226,6 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "computeLevelLimits",
       "connectCoordinator",
       "connectPerLevel",
-      "constantTimeEqual",
       "decodeClientMessage",
       "decodeServerMessage",
       "defaultFlowSchema",

@@ -7,7 +7,7 @@
 
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DEBUG_PREFIX } from "../hono/admin.ts";
-import { connectCoordinator } from "../coordinator/client.ts";
+import { connectCoordinator } from "../remote/client.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
 import {

@@ -17,7 +17,7 @@ import {
 } from "../config/mod.ts";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
 import { BorrowingController, type SeatDemandReport } from "../coordinator/borrowing_controller.ts";
-import type { WireConfiguration } from "../coordinator/wire.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import type { LevelUpdate } from "./_level_host.ts";
 

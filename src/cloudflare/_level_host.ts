@@ -12,18 +12,14 @@
  */
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
-import { isPlainSeatRequest } from "../coordinator/_wire_fast.ts";
+import { isPlainSeatRequest } from "../protocol/fast_check.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
-import { ServerConnection } from "../coordinator/server_connection.ts";
-import { type Session, SessionHost } from "../coordinator/sessions.ts";
+import { ServerConnection } from "../server/server_connection.ts";
+import { type Session, SessionHost } from "../server/sessions.ts";
 import type { Rejected, SeatRequest } from "../coordinator/types.ts";
-import {
-  seatRequestProblem,
-  type WireConfiguration,
-  type WireDecision,
-} from "../coordinator/wire.ts";
-import { effectiveFromWire } from "../coordinator/wire_configuration.ts";
+import { seatRequestProblem, type WireConfiguration, type WireDecision } from "../protocol/wire.ts";
+import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
@@ -281,7 +277,7 @@ export class LevelHost {
   }
 
   /**
-   * A WebSocket client's connection (protocol v1, `PROTOCOL.md`): feed it
+   * A WebSocket client's connection (protocol v1, `src/protocol/PROTOCOL.md`): feed it
    * the frames received; it sends through `send`.
    *
    * @throws {TypeError} when the object has no configuration yet.

@@ -11,10 +11,10 @@
  */
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
-import { Fallback, type UnreachablePolicy } from "../coordinator/_fallback.ts";
-import { isPlainSeatRequest } from "../coordinator/_wire_fast.ts";
-import { RemoteSeat, type SeatOwner } from "../coordinator/_remote_seat.ts";
-import { DEFAULT_FALLBACK_FRACTION } from "../coordinator/client_types.ts";
+import { Fallback, type UnreachablePolicy } from "../remote/fallback.ts";
+import { isPlainSeatRequest } from "../protocol/fast_check.ts";
+import { RemoteSeat, type SeatOwner } from "../remote/remote_seat.ts";
+import { DEFAULT_FALLBACK_FRACTION } from "../remote/client_types.ts";
 import {
   DEFAULT_QUEUE_WAIT_LIMIT_MS,
   MAX_QUEUE_WAIT_LIMIT_MS,
@@ -26,7 +26,7 @@ import type {
   Rejected,
   SeatRequest,
 } from "../coordinator/types.ts";
-import { seatRequestProblem, type WireConfiguration } from "../coordinator/wire.ts";
+import { seatRequestProblem, type WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import type { LevelUpdate, Liveness } from "./_level_host.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { type Context, type Env, Hono } from "hono";
-import { effectiveFromWire } from "../coordinator/wire_configuration.ts";
+import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import {
   dumpPriorityLevels,
   dumpPriorityLevelsJson,

@@ -15,7 +15,7 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import type { Rejected, ReleaseOptions, SeatRequest } from "../coordinator/types.ts";
-import { MAX_BATCH } from "../coordinator/wire.ts";
+import { MAX_BATCH } from "../protocol/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import {

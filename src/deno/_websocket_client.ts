@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { CoordinatorSocket } from "../coordinator/client_types.ts";
+import type { CoordinatorSocket } from "../remote/client_types.ts";
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import {
   CLOSE_ABNORMAL,

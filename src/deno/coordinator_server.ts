@@ -20,10 +20,10 @@ import {
   formatConfigurationDiff,
 } from "../config/diff.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
-import { ServerConnection } from "../coordinator/server_connection.ts";
+import { ServerConnection } from "../server/server_connection.ts";
 import { constantTimeEqual } from "../_shared/secrets.ts";
-import { SessionHost } from "../coordinator/sessions.ts";
-import type { WireConfiguration } from "../coordinator/wire.ts";
+import { SessionHost } from "../server/sessions.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { apfAdminRoutes, DEBUG_PREFIX } from "../hono/admin.ts";
 import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";

@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { CoordinatorSocket } from "../coordinator/client_types.ts";
+import type { CoordinatorSocket } from "../remote/client_types.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 import { dialNoDelay, WebSocketClient } from "./_websocket_client.ts";
 

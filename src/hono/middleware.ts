@@ -27,8 +27,8 @@ import {
   seatRequestFor,
 } from "../coordinator/seat_request.ts";
 import type { Coordinator, Seat } from "../coordinator/types.ts";
-import type { WireConfiguration } from "../coordinator/wire.ts";
-import { effectiveFromWire } from "../coordinator/wire_configuration.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
+import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
 import { routeCostEstimator } from "../estimate/routes.ts";
 import { estimateInputFor, type WorkEstimator } from "../estimate/types.ts";

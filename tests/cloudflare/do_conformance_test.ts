@@ -16,8 +16,8 @@
  */
 
 import assert from "node:assert/strict";
-import { RemoteSeat, type SeatOwner } from "../../src/coordinator/_remote_seat.ts";
-import type { CoordinatorSocket } from "../../src/coordinator/client_types.ts";
+import { RemoteSeat, type SeatOwner } from "../../src/remote/remote_seat.ts";
+import type { CoordinatorSocket } from "../../src/remote/client_types.ts";
 import type {
   AcquireOptions,
   Admission,
@@ -26,9 +26,9 @@ import type {
 } from "../../src/coordinator/types.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
 import type { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { assertIdle } from "../coordinator/_assert.ts";
-import { conformanceConfiguration } from "../coordinator/_config.ts";
-import { coordinatorConformance } from "../coordinator/_conformance.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { conformanceConfiguration } from "../_helpers/coordinator_config.ts";
+import { coordinatorConformance } from "../_helpers/coordinator_conformance.ts";
 import type { BridgeReply, BridgeReport, BridgeRequest } from "./_fixtures/conformance_worker.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
 

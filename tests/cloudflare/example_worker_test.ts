@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import type { PriorityLevelObject } from "../../src/cloudflare/level_object.ts";
 import { Hono } from "hono";
-import { connectCoordinator, CoordinatorRefusedError } from "../../src/coordinator/client.ts";
-import { connectPerLevel } from "../../src/coordinator/per_level_client.ts";
+import { connectCoordinator, CoordinatorRefusedError } from "../../src/remote/client.ts";
+import { connectPerLevel } from "../../src/remote/per_level_client.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { noDelayWebSocket } from "../../src/deno/mod.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";

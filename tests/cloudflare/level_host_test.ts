@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { LevelHost, type LevelUpdate } from "../../src/cloudflare/_level_host.ts";
-import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { limited } from "../coordinator/_config.ts";
+import { limited } from "../_helpers/coordinator_config.ts";
 
 const wire = (queueLengthLimit = 2): WireConfiguration => ({
   serverConcurrencyLimit: 10,

@@ -5,9 +5,9 @@ import {
   type RpcAdmission,
   WorkerCoordinator,
 } from "../../src/cloudflare/_worker_client.ts";
-import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { conformanceConfiguration } from "../coordinator/_conformance.ts";
+import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { levelRpc, signalLiveness } from "./_in_process.ts";
 
 const req = { priorityLevel: "queued", flowSchema: "fs" };

@@ -5,8 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { coordinatorConformance } from "../coordinator/_conformance.ts";
-import { assertIdle } from "../coordinator/_assert.ts";
+import { coordinatorConformance } from "../_helpers/coordinator_conformance.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { inProcessTopology } from "./_in_process.ts";
 
 coordinatorConformance("WorkerCoordinator over level hosts", (config, clock) => {

@@ -5,7 +5,7 @@ import { BorrowingController } from "../../src/coordinator/borrowing_controller.
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import type { Seat } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { configOf, exempt, limited } from "./_config.ts";
+import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
 
 function currentOf(c: EmbeddedCoordinator): Record<string, number> {
   return Object.fromEntries(c.snapshot().levels.map((l) => [l.name, l.currentLimit]));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { configOf, limited } from "./_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 
 Deno.test("begin() answers at once when it can, and with a promise only when the request queues", async () => {
   const clock = new FakeEventClock();

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { coordinatorConformance } from "./_conformance.ts";
-import { assertIdle } from "./_assert.ts";
+import { coordinatorConformance } from "../_helpers/coordinator_conformance.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
 
 coordinatorConformance("EmbeddedCoordinator", (config, clock) => {
   const coordinator = new EmbeddedCoordinator(config, { clock });

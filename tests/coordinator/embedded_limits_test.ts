@@ -12,8 +12,8 @@ import { type BorrowingAdjustment, EmbeddedCoordinator } from "../../src/coordin
 import type { Admission, Seat } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
-import { assertIdle } from "./_assert.ts";
-import { configOf, exempt, limited } from "./_config.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await Promise.resolve();

@@ -20,8 +20,8 @@ import type { Admission, Seat } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import type { QueueSetRequest } from "../../src/fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../../src/observe/types.ts";
-import { assertIdle } from "./_assert.ts";
-import { configOf, exempt, limited, type LimitedOptions } from "./_config.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { configOf, exempt, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
 
 const NAMES = ["exempt", "catch-all", "a", "b", "c", "unknown"] as const;
 

@@ -11,8 +11,8 @@ import type { Admission, Seat, SeatRequest } from "../../src/coordinator/types.t
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
-import { assertIdle } from "./_assert.ts";
-import { configOf, limited, type LimitedOptions } from "./_config.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { configOf, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await Promise.resolve();

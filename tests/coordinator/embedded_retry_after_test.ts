@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import type { Rejected, SeatRequest } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { configOf, limited } from "./_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 
 // ServerCL 2: catch-all (Reject) and q (one queue of 1) get one seat each.
 const config = () =>

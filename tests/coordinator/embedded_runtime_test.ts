@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator, FakeEventClock } from "../../mod.ts";
-import { configOf, limited } from "./_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 
 Deno.test("queued requests work without Promise.withResolvers (Node 20 lacks it)", async () => {
   const saved = Promise.withResolvers;

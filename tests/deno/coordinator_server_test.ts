@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { serveCoordinator } from "../../src/deno/mod.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
-import { MAX_FRAME_LENGTH } from "../../src/coordinator/wire.ts";
+import { MAX_FRAME_LENGTH } from "../../src/protocol/wire.ts";
 
 const TOKEN = "a-long-enough-secret";
 

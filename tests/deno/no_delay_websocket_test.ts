@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { CoordinatorSocket } from "../../src/coordinator/client_types.ts";
+import type { CoordinatorSocket } from "../../src/remote/client_types.ts";
 import { systemClock } from "../../src/fairqueuing/clock.ts";
 import { type Dial, dialNoDelay, WebSocketClient } from "../../src/deno/_websocket_client.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";

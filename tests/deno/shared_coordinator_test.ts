@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { connectCoordinator } from "../../src/coordinator/client.ts";
+import { connectCoordinator } from "../../src/remote/client.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
 import { serveGateway } from "../../src/deno/gateway.ts";

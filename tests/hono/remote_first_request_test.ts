@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { connectCoordinator, CoordinatorRefusedError } from "../../src/coordinator/client.ts";
+import { connectCoordinator, CoordinatorRefusedError } from "../../src/remote/client.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { FlowcontrolMetrics } from "../../src/observe/flowcontrol_metrics.ts";
-import { configOf, limited } from "../coordinator/_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 import { mergeExpositions } from "../../src/observe/merge_expositions.ts";
 import { parseExposition } from "../../src/observe/_parse.ts";
 

@@ -18,7 +18,7 @@ import { type LevelAdmission, PriorityLevelObject } from "../../../src/cloudflar
 import type { SeatRequest } from "../../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../../src/fairqueuing/clock.ts";
 import type { CoordinatorSnapshot } from "../../../src/observe/types.ts";
-import { conformanceConfiguration } from "../../coordinator/_config.ts";
+import { conformanceConfiguration } from "../../_helpers/coordinator_config.ts";
 
 /** What a level object leaves at the end of a case. */
 export interface LevelObjectReport {

@@ -35,7 +35,7 @@ import type {
 } from "../../../src/cloudflare/_workers_types.d.ts";
 import type { Rejected, Seat, SeatRequest } from "../../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../../src/fairqueuing/clock.ts";
-import { conformanceConfiguration } from "../../coordinator/_config.ts";
+import { conformanceConfiguration } from "../../_helpers/coordinator_config.ts";
 import type { ConformanceLevelObject, LevelObjectReport } from "./conformance_level_object.ts";
 
 export { ConformanceLevelObject } from "./conformance_level_object.ts";

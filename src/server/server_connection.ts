@@ -1,7 +1,7 @@
 /**
  * One client connection of a coordinator server, transport-free: it takes
  * the frames a WebSocket received and gives back the frames to send,
- * following `PROTOCOL.md`. The Deno server and the Durable Objects wrap it
+ * following `src/protocol/PROTOCOL.md`. The Deno server and the Durable Objects wrap it
  * around their own sockets.
  *
  * @module
@@ -16,13 +16,9 @@ import {
   type ServerMessage,
   type WireConfiguration,
   type WireError,
-} from "./wire.ts";
+} from "../protocol/wire.ts";
+import { CLOSE_PROTOCOL_ERROR, CLOSE_UNAUTHENTICATED } from "../protocol/wire.ts";
 import { constantTimeEqual } from "../_shared/secrets.ts";
-
-/** WebSocket close code after a protocol violation (RFC 6455 §7.4.1). */
-export const CLOSE_PROTOCOL_ERROR = 1002;
-/** WebSocket close code after refused authentication (application range). */
-export const CLOSE_UNAUTHENTICATED = 4401;
 
 /** What a connection needs from its server. */
 export interface ServerConnectionOptions {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LeaseQueue } from "../../src/coordinator/_lease_queue.ts";
+import { LeaseQueue } from "../../src/server/_lease_queue.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 
 Deno.test("many leases share one timer and expire in grant order, at their term, not before", () => {

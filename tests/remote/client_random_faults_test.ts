@@ -24,16 +24,16 @@
  */
 
 import assert from "node:assert/strict";
-import { RemoteSeat } from "../../src/coordinator/_remote_seat.ts";
-import { connectCoordinator, type RemoteCoordinator } from "../../src/coordinator/client.ts";
+import { RemoteSeat } from "../../src/remote/remote_seat.ts";
+import { connectCoordinator, type RemoteCoordinator } from "../../src/remote/client.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { ServerConnection } from "../../src/coordinator/server_connection.ts";
-import { SessionHost } from "../../src/coordinator/sessions.ts";
+import { ServerConnection } from "../../src/server/server_connection.ts";
+import { SessionHost } from "../../src/server/sessions.ts";
 import type { Admission, Seat, SeatRequest } from "../../src/coordinator/types.ts";
-import type { WireConfiguration } from "../../src/coordinator/wire.ts";
-import { effectiveFromWire } from "../../src/coordinator/wire_configuration.ts";
-import { assertIdle } from "./_assert.ts";
-import { limited } from "./_config.ts";
+import type { WireConfiguration } from "../../src/protocol/wire.ts";
+import { effectiveFromWire } from "../../src/protocol/wire_configuration.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { limited } from "../_helpers/coordinator_config.ts";
 
 /** The default seed; change it here, or set APF_FAULT_SEED with --allow-env=APF_FAULT_SEED. */
 const DEFAULT_SEED = 0x0a9f_2024;

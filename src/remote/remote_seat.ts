@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ReleaseOptions, Seat } from "./types.ts";
+import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
 
 /** What a remote seat tells its client when it ends. */
 export interface SeatOwner {

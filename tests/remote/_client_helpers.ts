@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { SeatRequest } from "../../src/coordinator/types.ts";
-import { assertIdle } from "./_assert.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import type { TestServer } from "./_server.ts";
 
 /** Waits until `condition` holds, polling every few ms; fails after `timeoutMs`. */

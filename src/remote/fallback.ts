@@ -9,13 +9,13 @@
 
 import { type EffectiveConfiguration, effectiveConfiguration } from "../config/effective.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
-import { EmbeddedCoordinator } from "./embedded.ts";
-import { OpenSeat } from "./_remote_seat.ts";
-import type { Admission, SeatRequest } from "./types.ts";
+import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import { OpenSeat } from "./remote_seat.ts";
+import type { Admission, SeatRequest } from "../coordinator/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
-import type { WireConfiguration } from "./wire.ts";
-import { effectiveFromWire as fromWire } from "./wire_configuration.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
+import { effectiveFromWire as fromWire } from "../protocol/wire_configuration.ts";
 
 /** What a client does when the coordinator cannot be reached. */
 export type UnreachablePolicy = "local" | "open" | "closed";

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connectCoordinator, type CoordinatorSocket } from "../../src/coordinator/client.ts";
+import { connectCoordinator, type CoordinatorSocket } from "../../src/remote/client.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 
 /** A socket the test opens, feeds and closes by hand; it records what the client sends. */

@@ -11,8 +11,8 @@
 
 import { connectCoordinator } from "./client.ts";
 import type { ConnectCoordinatorOptions, RemoteCoordinator } from "./client_types.ts";
-import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "./types.ts";
-import type { WireConfiguration } from "./wire.ts";
+import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coordinator/types.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
 
 /** Options of {@linkcode connectPerLevel}: those of each connection, plus the primary level. */
 export interface ConnectPerLevelOptions extends ConnectCoordinatorOptions {

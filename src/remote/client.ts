@@ -1,5 +1,5 @@
 /**
- * The remote coordinator's client (`PROTOCOL.md`): a
+ * The remote coordinator's client (`src/protocol/PROTOCOL.md`): a
  * {@linkcode Coordinator} whose seats come from a coordinator server over
  * one WebSocket. Every operation of a tick leaves in one `ops` message;
  * held seats' leases are renewed at half their term; a lost connection is
@@ -36,11 +36,14 @@ import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import { Connection, globalWebSocket } from "./_connection.ts";
-import { Fallback, unavailable, type UnreachablePolicy } from "./_fallback.ts";
-import { RemoteSeat, type SeatOwner } from "./_remote_seat.ts";
-import { Coalescer } from "./coalescer.ts";
-import { DEFAULT_QUEUE_WAIT_LIMIT_MS, MAX_QUEUE_WAIT_LIMIT_MS } from "./seat_request.ts";
-import type { AcquireOptions, Admission, SeatRequest } from "./types.ts";
+import { Fallback, unavailable, type UnreachablePolicy } from "./fallback.ts";
+import { RemoteSeat, type SeatOwner } from "./remote_seat.ts";
+import { Coalescer } from "../protocol/coalescer.ts";
+import {
+  DEFAULT_QUEUE_WAIT_LIMIT_MS,
+  MAX_QUEUE_WAIT_LIMIT_MS,
+} from "../coordinator/seat_request.ts";
+import type { AcquireOptions, Admission, SeatRequest } from "../coordinator/types.ts";
 import {
   encodeMessage,
   seatRequestProblem,
@@ -48,7 +51,7 @@ import {
   type WireConfiguration,
   type WireDecision,
   type WireOp,
-} from "./wire.ts";
+} from "../protocol/wire.ts";
 
 export {
   type ClientState,

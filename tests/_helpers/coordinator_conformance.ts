@@ -30,7 +30,7 @@ import type {
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { FlowHash } from "../../src/fairqueuing/types.ts";
-import { CONFORMANCE_LIMIT, conformanceConfiguration } from "./_config.ts";
+import { CONFORMANCE_LIMIT, conformanceConfiguration } from "./coordinator_config.ts";
 
 /** What a factory hands the suite. */
 export interface ConformanceHarness {
@@ -57,7 +57,7 @@ export type ConformanceFactory = (
 ) => ConformanceHarness;
 
 // In _config.ts (no node:assert there), for the Worker of the Durable Objects' run.
-export { CONFORMANCE_LIMIT, conformanceConfiguration } from "./_config.ts";
+export { CONFORMANCE_LIMIT, conformanceConfiguration } from "./coordinator_config.ts";
 
 const halves = (h: bigint): FlowHash => ({ hi: Number(h >> 32n), lo: Number(h & 0xffffffffn) });
 

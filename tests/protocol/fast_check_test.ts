@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isPlainOpsMessage } from "../../src/coordinator/_wire_fast.ts";
+import { isPlainOpsMessage } from "../../src/protocol/fast_check.ts";
 import {
   decodeClientMessage,
   decodeClientMessageBySchema,
   MAX_BATCH,
-} from "../../src/coordinator/wire.ts";
+} from "../../src/protocol/wire.ts";
 
 // Values that are sometimes right and often subtly wrong for a field.
 const anyValue = fc.oneof(

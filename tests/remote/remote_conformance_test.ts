@@ -15,11 +15,11 @@
  */
 
 import assert from "node:assert/strict";
-import { connectCoordinator, type CoordinatorSocket } from "../../src/coordinator/client.ts";
+import { connectCoordinator, type CoordinatorSocket } from "../../src/remote/client.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { assertIdle } from "./_assert.ts";
-import { coordinatorConformance } from "./_conformance.ts";
+import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { coordinatorConformance } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
 
 const macrotask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

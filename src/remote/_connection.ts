@@ -12,15 +12,15 @@
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import { backoffDelayMs, type BackoffOptions } from "./_backoff.ts";
 import type { ClientState, CoordinatorSocket, RemoteCoordinatorStats } from "./client_types.ts";
-import { CLOSE_UNAUTHENTICATED } from "./server_connection.ts";
 import {
+  CLOSE_UNAUTHENTICATED,
   decodeServerMessage,
   encodeMessage,
   type ServerMessage,
   WIRE_VERSIONS,
   type WireConfiguration,
   type WireDecision,
-} from "./wire.ts";
+} from "../protocol/wire.ts";
 
 /** `WebSocket.OPEN` and `WebSocket.CLOSED`, for sockets that are not the global `WebSocket`. */
 const OPEN = 1;

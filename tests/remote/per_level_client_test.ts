@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { connectPerLevel } from "../../src/coordinator/per_level_client.ts";
-import { conformanceConfiguration } from "./_conformance.ts";
+import { connectPerLevel } from "../../src/remote/per_level_client.ts";
+import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
 
 Deno.test("connectPerLevel: each level's acquires go to its own server; the primary supplies the configuration", async () => {

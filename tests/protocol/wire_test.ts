@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Coalescer } from "../../src/coordinator/coalescer.ts";
+import { Coalescer } from "../../src/protocol/coalescer.ts";
 import {
   decodeClientMessage,
   decodeServerMessage,
@@ -7,7 +7,7 @@ import {
   MAX_BATCH,
   MAX_FRAME_LENGTH,
   negotiateVersion,
-} from "../../src/coordinator/wire.ts";
+} from "../../src/protocol/wire.ts";
 
 const request = {
   priorityLevel: "global-default",

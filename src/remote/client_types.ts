@@ -7,11 +7,11 @@
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
-import type { UnreachablePolicy } from "./_fallback.ts";
+import type { UnreachablePolicy } from "./fallback.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
-import type { Coordinator } from "./types.ts";
-import type { WireConfiguration } from "./wire.ts";
+import type { Coordinator } from "../coordinator/types.ts";
+import type { WireConfiguration } from "../protocol/wire.ts";
 
 export type { UnreachablePolicy };
 
@@ -103,7 +103,7 @@ export interface ConnectCoordinatorOptions {
    * global `WebSocket`). On Deno, pass `noDelayWebSocket()` from
    * `@apf/edge/deno`: Deno's `WebSocket` leaves Nagle's algorithm on, which
    * delays a frame sent right after one the server does not answer by about
-   * 40 ms (see `PROTOCOL.md`, "Transport").
+   * 40 ms (see `src/protocol/PROTOCOL.md`, "Transport").
    */
   webSocket?: (url: string) => CoordinatorSocket;
 }

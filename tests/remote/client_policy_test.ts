@@ -5,12 +5,12 @@
  */
 
 import assert from "node:assert/strict";
-import { connectCoordinator } from "../../src/coordinator/client.ts";
-import type { WireConfiguration } from "../../src/coordinator/wire.ts";
-import { effectiveFromWire } from "../../src/coordinator/wire_configuration.ts";
+import { connectCoordinator } from "../../src/remote/client.ts";
+import type { WireConfiguration } from "../../src/protocol/wire.ts";
+import { effectiveFromWire } from "../../src/protocol/wire_configuration.ts";
 import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
-import { configOf, limited } from "./_config.ts";
-import { conformanceConfiguration } from "./_conformance.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
+import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
 
 /** A loopback URL nobody listens on. */

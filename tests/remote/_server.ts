@@ -9,10 +9,10 @@
 
 import type { EffectiveConfiguration } from "../../src/config/effective.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { ServerConnection } from "../../src/coordinator/server_connection.ts";
-import { SessionHost } from "../../src/coordinator/sessions.ts";
+import { ServerConnection } from "../../src/server/server_connection.ts";
+import { SessionHost } from "../../src/server/sessions.ts";
 import type { Coordinator } from "../../src/coordinator/types.ts";
-import type { WireConfiguration } from "../../src/coordinator/wire.ts";
+import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { type Clock, systemClock } from "../../src/fairqueuing/clock.ts";
 
 /** Options of {@linkcode startServer}. */

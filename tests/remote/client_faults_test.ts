@@ -7,11 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { connectCoordinator, CoordinatorRefusedError } from "../../src/coordinator/client.ts";
+import { connectCoordinator, CoordinatorRefusedError } from "../../src/remote/client.ts";
 import type { Admission } from "../../src/coordinator/types.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
 import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
-import { conformanceConfiguration } from "./_conformance.ts";
+import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
 
 const options = {

@@ -14,11 +14,16 @@
  */
 
 import { z } from "zod";
-import { isPlainOpsMessage } from "./_wire_fast.ts";
-import type { SeatRequest } from "./types.ts";
+import { isPlainOpsMessage } from "./fast_check.ts";
+import type { SeatRequest } from "../coordinator/types.ts";
 
 /** The protocol versions this implementation speaks, newest last. */
 export const WIRE_VERSIONS: readonly number[] = [1];
+
+/** WebSocket close code after a protocol violation (RFC 6455 §7.4.1). */
+export const CLOSE_PROTOCOL_ERROR = 1002;
+/** WebSocket close code after refused authentication (application range). */
+export const CLOSE_UNAUTHENTICATED = 4401;
 
 /** Largest frame accepted, in UTF-16 code units of the JSON text (1 Mi). */
 export const MAX_FRAME_LENGTH = 1 << 20;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { RECLAIMED_LOG_SIZE, SessionHost } from "../../src/coordinator/sessions.ts";
+import { RECLAIMED_LOG_SIZE, SessionHost } from "../../src/server/sessions.ts";
 import { dumpSessions, dumpSessionsJson } from "../../src/observe/session_dumps.ts";
-import type { WireDecision } from "../../src/coordinator/wire.ts";
+import type { WireDecision } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { configOf, limited } from "./_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 
 function setup(options: { leaseMs?: number; graceMs?: number } = {}) {
   const clock = new FakeEventClock();

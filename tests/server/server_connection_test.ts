@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { constantTimeEqual } from "../../src/_shared/secrets.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import {
-  CLOSE_UNAUTHENTICATED,
-  ServerConnection,
-} from "../../src/coordinator/server_connection.ts";
-import { SessionHost } from "../../src/coordinator/sessions.ts";
-import type { WireError } from "../../src/coordinator/wire.ts";
+import { ServerConnection } from "../../src/server/server_connection.ts";
+import { SessionHost } from "../../src/server/sessions.ts";
+import { CLOSE_UNAUTHENTICATED, type WireError } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { configOf, limited } from "./_config.ts";
+import { configOf, limited } from "../_helpers/coordinator_config.ts";
 
 function setup(token: string | null = "s3cret") {
   const clock = new FakeEventClock();

@@ -1,5 +1,5 @@
 /**
- * The coordinator server's sessions (`PROTOCOL.md`): every seat
+ * The coordinator server's sessions (`src/protocol/PROTOCOL.md`): every seat
  * granted over the wire belongs to a session and carries a lease. A seat
  * neither released nor renewed within `leaseMs` expires; a session whose
  * connection closed keeps its seats for `graceMs`, so that a reconnecting
@@ -11,11 +11,11 @@
 
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { LeaseQueue } from "./_lease_queue.ts";
-import { Coalescer } from "./coalescer.ts";
+import { Coalescer } from "../protocol/coalescer.ts";
 import type { ReclaimedSeatSnapshot, SessionSnapshot, SessionsSnapshot } from "../observe/types.ts";
-import type { EmbeddedCoordinator } from "./embedded.ts";
-import type { Admission, Coordinator, Seat, SeatRequest } from "./types.ts";
-import type { WireDecision, WireError, WireOp } from "./wire.ts";
+import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import type { Admission, Coordinator, Seat, SeatRequest } from "../coordinator/types.ts";
+import type { WireDecision, WireError, WireOp } from "../protocol/wire.ts";
 
 /** Default lease term of a granted seat: 30 s. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -76,7 +76,7 @@ export interface Session {
   isWaiting(id: number): boolean;
   /** True while the session holds seat `id`. */
   holds(id: number): boolean;
-  /** Applies a batch of operations, in order (`PROTOCOL.md`, "Operations"). */
+  /** Applies a batch of operations, in order (`src/protocol/PROTOCOL.md`, "Operations"). */
   apply(ops: readonly WireOp[]): void;
   /**
    * The connection closed: waiting requests are cancelled at once, held
