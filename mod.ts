@@ -197,6 +197,7 @@ export {
   ServerConnection,
   type ServerConnectionOptions,
   type Session,
+  type SessionAdmission,
   SessionHost,
   type SessionHostOptions,
   type SessionOutput,

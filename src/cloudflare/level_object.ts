@@ -18,8 +18,9 @@ import type { Rejected, ReleaseOptions, SeatRequest } from "../coordinator/types
 import { MAX_BATCH } from "../protocol/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
+import type { ClientConnection } from "../server/seat_server.ts";
+import type { SessionAdmission } from "../server/sessions.ts";
 import {
-  type LevelConnection,
   LevelHost,
   type LevelHostOptions,
   type LevelUpdate,
@@ -34,11 +35,6 @@ import type {
 import { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
 
 declare const WebSocketPair: WebSocketPairConstructor;
-
-/** One answer of `acquireMany`: the seat is an id, for `releaseMany`. */
-export type BatchAdmission =
-  | { admitted: true; seatId: number; waitedMs: number; leaseMs: number }
-  | Rejected;
 
 /** A level object's answer to `acquire`: the seat is an RPC target. */
 export type LevelAdmission =
@@ -99,7 +95,7 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
   #starts = 0;
   #configuring: Promise<void> | null = null;
   #alarmAt: number | null = null;
-  #sockets = new Map<WebSocket, LevelConnection>();
+  #sockets = new Map<WebSocket, ClientConnection>();
 
   /** Created by the runtime. */
   constructor(ctx: DurableObjectState, env: ApfEnv) {
@@ -188,7 +184,7 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
    * them back with {@linkcode PriorityLevelObject.releaseMany}; one never
    * given back expires with its lease. At most 10,000 requests per call.
    */
-  async acquireMany(requests: SeatRequest[], liveness?: Liveness): Promise<BatchAdmission[]> {
+  async acquireMany(requests: SeatRequest[], liveness?: Liveness): Promise<SessionAdmission[]> {
     if (!Array.isArray(requests) || requests.length > MAX_BATCH) {
       throw new TypeError(
         `Cannot acquire seats: requests must be an array of at most ${MAX_BATCH} requests`,

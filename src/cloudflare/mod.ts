@@ -19,16 +19,11 @@ export {
 } from "./coordinator.ts";
 export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
 export { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
-export {
-  type BatchAdmission,
-  type LevelAdmission,
-  PriorityLevelObject,
-  SeatTarget,
-} from "./level_object.ts";
+export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
 export type { ConfigurationSource, StoredConfiguration } from "./_controller_host.ts";
+export type { ClientConnection } from "../server/seat_server.ts";
+export type { SessionAdmission } from "../server/sessions.ts";
 export type {
-  HostAdmission,
-  LevelConnection,
   LevelHost,
   LevelHostOptions,
   LevelHostStats,

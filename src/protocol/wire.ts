@@ -14,7 +14,7 @@
  */
 
 import { z } from "zod";
-import { isPlainOpsMessage } from "./fast_check.ts";
+import { isPlainOpsMessage, isPlainSeatRequest } from "./fast_check.ts";
 import type { SeatRequest } from "../coordinator/types.ts";
 
 /** The protocol versions this implementation speaks, newest last. */
@@ -314,4 +314,18 @@ export function seatRequestProblem(request: unknown): SeatRequestProblem | null 
     error: issue.code === "too_small" || issue.code === "too_big" ? "RangeError" : "TypeError",
     message: `Cannot acquire a seat: invalid request${at}: ${issue.message}`,
   };
+}
+
+/**
+ * The error to reject an acquire with when `request` cannot go over the
+ * wire (the class the embedded coordinator would throw), or `null`: the
+ * fast check first, the schema to name the problem.
+ */
+export function seatRequestError(request: unknown): TypeError | RangeError | null {
+  if (isPlainSeatRequest(request)) return null;
+  const problem = seatRequestProblem(request);
+  if (problem === null) return null;
+  return problem.error === "RangeError"
+    ? new RangeError(problem.message)
+    : new TypeError(problem.message);
 }

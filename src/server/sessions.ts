@@ -14,7 +14,7 @@ import { LeaseQueue } from "./_lease_queue.ts";
 import { Coalescer } from "../protocol/coalescer.ts";
 import type { ReclaimedSeatSnapshot, SessionSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
-import type { Admission, Coordinator, Seat, SeatRequest } from "../coordinator/types.ts";
+import type { Admission, Coordinator, Rejected, Seat, SeatRequest } from "../coordinator/types.ts";
 import type { WireDecision, WireError, WireOp } from "../protocol/wire.ts";
 
 /** Default lease term of a granted seat: 30 s. */
@@ -40,6 +40,22 @@ export interface SessionOutput {
   decisions(batch: WireDecision[]): void;
   /** A problem with an operation, for the client (with the acquire id when it has one). */
   error(error: WireError, id: number | null): void;
+}
+
+/**
+ * A session's answer to a direct {@linkcode Session.acquire}: the seat is
+ * addressed by its id within the session, and leased for `leaseMs`.
+ */
+export type SessionAdmission =
+  | { admitted: true; seatId: number; waitedMs: number; leaseMs: number }
+  | Rejected;
+
+/** Where the decision of one acquire goes: the wire's batch, or a caller's promise. */
+interface Answer {
+  decided(id: number, admission: Admission): void;
+  failed(id: number, error: WireError): void;
+  /** The session ended before the decision: nothing to tell the client. */
+  dropped(id: number): void;
 }
 
 /** Counts of seats the server took back. */
@@ -79,6 +95,21 @@ export interface Session {
   /** Applies a batch of operations, in order (`src/protocol/PROTOCOL.md`, "Operations"). */
   apply(ops: readonly WireOp[]): void;
   /**
+   * The direct form of an `acquire` operation, for a transport whose calls
+   * return their answers (RPC): resolves with the decision. Rejects with a
+   * `TypeError` when `id` is still live or the coordinator refuses the
+   * request; resolves `unavailable` when the session ends first.
+   */
+  acquire(id: number, request: SeatRequest): Promise<SessionAdmission>;
+  /** Gives held seat `id` back (unknown or waiting ids are ignored). */
+  release(id: number, executionMs?: number | null): void;
+  /** Watch-style early release of held seat `id` (`docs/semantics.md` §5.5). */
+  initialized(id: number): void;
+  /** Cancels acquire `id` while it waits (it is then answered `cancelled`). */
+  cancel(id: number): void;
+  /** Starts held seat `id`'s lease again; false when the session no longer holds it. */
+  renew(id: number): boolean;
+  /**
    * The connection closed: waiting requests are cancelled at once, held
    * seats wait `graceMs` for the client to resume, then are released.
    */
@@ -90,6 +121,7 @@ export interface Session {
 /** What a session needs from its host. */
 interface HostContext {
   coordinator: Coordinator;
+  leaseMs: number;
   stats: SessionStats;
   now(): number;
   /** Records a seat taken back from `session`. */
@@ -106,6 +138,15 @@ class SessionImpl implements Session {
   #entries = new Map<number, Entry>();
   #out: SessionOutput | null;
   #decisions: Coalescer<WireDecision>;
+  /** Decisions of `acquire` operations go out in the next batch. */
+  #wire: Answer = {
+    decided: (id, a) =>
+      this.#decisions.push(
+        a.admitted ? [id, "admitted", a.waitedMs] : [id, "rejected", a.reason, a.retryAfterSeconds],
+      ),
+    failed: (id, error) => this.#out?.error(error, id),
+    dropped: () => {},
+  };
   #grace: Timer | null = null;
   #ended = false;
   /** Seats of this session whose lease ran out, and seats lost with it. */
@@ -138,30 +179,62 @@ class SessionImpl implements Session {
     for (const op of ops) {
       switch (op[0]) {
         case "acquire":
-          this.#acquire(op[1], op[2]);
+          this.#start(op[1], op[2], this.#wire);
           break;
         case "release":
-          this.#end(
-            op[1],
-            (seat) => seat.release(op[2] === null ? undefined : { executionMs: op[2] }),
-          );
+          this.release(op[1], op[2]);
           break;
         case "initialized":
-          this.#end(op[1], (seat) => seat.initialized());
+          this.initialized(op[1]);
           break;
         case "cancel":
-          this.#entries.get(op[1])?.waiting?.abort();
+          this.cancel(op[1]);
           break;
         case "renew":
-          this.#renew(op[1]);
+          // The wire tells a client renewing a seat it no longer has.
+          if (!this.renew(op[1]) && !this.#entries.has(op[1])) {
+            this.#decisions.push([op[1], "expired"]);
+          }
           break;
       }
     }
   }
 
-  #acquire(id: number, request: Parameters<Coordinator["acquire"]>[0]): void {
+  acquire(id: number, request: SeatRequest): Promise<SessionAdmission> {
+    return new Promise((resolve, reject) => {
+      if (this.#ended) {
+        resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+        return;
+      }
+      const leaseMs = this.#host.leaseMs;
+      this.#start(id, request, {
+        decided: (seatId, a) =>
+          resolve(a.admitted ? { admitted: true, seatId, waitedMs: a.waitedMs, leaseMs } : a),
+        failed: (_, error) => reject(new TypeError(error.message)),
+        dropped: () => resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 }),
+      });
+    });
+  }
+
+  release(id: number, executionMs?: number | null): void {
+    const ms = executionMs !== undefined && executionMs !== null && executionMs >= 0 &&
+        executionMs < Infinity
+      ? executionMs
+      : undefined;
+    this.#end(id, (seat) => seat.release(ms === undefined ? undefined : { executionMs: ms }));
+  }
+
+  initialized(id: number): void {
+    this.#end(id, (seat) => seat.initialized());
+  }
+
+  cancel(id: number): void {
+    this.#entries.get(id)?.waiting?.abort();
+  }
+
+  #start(id: number, request: SeatRequest, answer: Answer): void {
     if (this.#entries.has(id)) {
-      this.#out?.error({ code: "duplicate-id", message: `acquire ${id} is still live` }, id);
+      answer.failed(id, { code: "duplicate-id", message: `acquire ${id} is still live` });
       return;
     }
     const controller = new AbortController();
@@ -169,31 +242,28 @@ class SessionImpl implements Session {
     this.#entries.set(id, entry);
     const decided = (a: Admission): void => {
       entry.waiting = null;
-      if (this.#entries.get(id) !== entry) {
+      if (this.#entries.get(id) !== entry || (a.admitted && this.#ended)) {
+        if (this.#entries.get(id) === entry) this.#entries.delete(id);
         if (a.admitted) a.seat.release();
+        answer.dropped(id);
         return;
       }
       if (!a.admitted) {
         this.#entries.delete(id);
-        this.#decisions.push([id, "rejected", a.reason, a.retryAfterSeconds]);
-        return;
-      }
-      if (this.#ended) {
-        this.#entries.delete(id);
-        a.seat.release();
+        answer.decided(id, a);
         return;
       }
       entry.seat = a.seat;
       entry.grantedMs = this.#host.now();
       entry.lease = this.#host.lease(() => this.#expire(id, entry));
-      this.#decisions.push([id, "admitted", a.waitedMs]);
+      answer.decided(id, a);
     };
     const failed = (e: unknown): void => {
       this.#entries.delete(id);
-      this.#out?.error({
+      answer.failed(id, {
         code: "invalid-request",
         message: e instanceof Error ? e.message : String(e),
-      }, id);
+      });
     };
     // A coordinator that can answer at once (the embedded one) does: only queued requests wait.
     const coordinator = this.#host.coordinator as Coordinator & Partial<EmbeddedCoordinator>;
@@ -229,14 +299,12 @@ class SessionImpl implements Session {
     how(entry.seat);
   }
 
-  #renew(id: number): void {
+  renew(id: number): boolean {
     const entry = this.#entries.get(id);
-    if (entry === undefined || entry.seat === null) {
-      if (entry === undefined) this.#decisions.push([id, "expired"]);
-      return;
-    }
+    if (entry === undefined || entry.seat === null) return false;
     entry.lease?.cancel();
     entry.lease = this.#host.lease(() => this.#expire(id, entry));
+    return true;
   }
 
   #expire(id: number, entry: Entry): void {
@@ -358,6 +426,7 @@ export class SessionHost {
     const leases = this.#leases = new LeaseQueue(clock, leaseMs);
     this.#context = {
       coordinator,
+      leaseMs,
       stats: this.stats,
       now: () => clock.now(),
       reclaimed: (session, seatId, entry, reason) => {
