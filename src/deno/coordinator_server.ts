@@ -19,16 +19,15 @@ import {
   diffConfigurations,
   formatConfigurationDiff,
 } from "../config/diff.ts";
-import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
-import { ServerConnection } from "../server/server_connection.ts";
+import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import { type ClientConnection, SeatServer } from "../server/seat_server.ts";
 import { constantTimeEqual } from "../_shared/secrets.ts";
-import { SessionHost } from "../server/sessions.ts";
+import type { SessionHost } from "../server/sessions.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { apfAdminRoutes, DEBUG_PREFIX } from "../hono/admin.ts";
 import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";
-import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
-import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
@@ -205,36 +204,16 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     objects: [...user.flowSchemas, ...user.priorityLevels],
   });
 
-  // The snapshot provider runs at scrape time, after `coordinator` exists.
-  const metrics: FlowcontrolMetrics = new FlowcontrolMetrics({
-    snapshot: (): CoordinatorSnapshot => coordinator.snapshot(),
-  });
-  const coordinator: EmbeddedCoordinator = new EmbeddedCoordinator(effectiveOf(user), {
+  const server = new SeatServer(effectiveOf(user), wire(), {
     clock,
-    metrics,
-  });
-  const host = new SessionHost(coordinator, {
-    clock,
+    token,
+    helloTimeoutMs,
     ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
+    ...(options.onRefusedHandshake !== undefined &&
+      { onRefusedHandshake: options.onRefusedHandshake }),
   });
-  const refused = metrics.registry.counter({
-    name: "apf_coordinator_refused_frames_total",
-    help: "Frames from clients refused as malformed, too large, unknown or unauthenticated",
-    labelNames: ["code"],
-  });
-  const refusedHandshakes = metrics.registry.counter({
-    name: "apf_coordinator_refused_handshakes_total",
-    help: "Clients refused at their hello for a wrong or missing token",
-  });
-  const expired = metrics.registry.gauge({
-    name: "apf_coordinator_seats_expired",
-    help: "Seats taken back because their lease ran out, since the server started",
-  });
-  const lost = metrics.registry.gauge({
-    name: "apf_coordinator_seats_lost",
-    help: "Seats released because their client's connection closed and did not come back",
-  });
+  const { coordinator, sessions: host, metrics } = server;
   const slow = metrics.registry.counter({
     name: "apf_coordinator_slow_clients_total",
     help: "Connections closed because their client stopped reading",
@@ -243,17 +222,8 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     name: "apf_coordinator_refused_connections_total",
     help: "WebSocket upgrades answered 503 because maxConnections clients were connected",
   });
-  const sessions = metrics.registry.gauge({
-    name: "apf_coordinator_sessions",
-    help: "Client sessions connected or in their grace period",
-  });
-  metrics.registry.onCollect(() => {
-    expired.labels().set(host.stats.expired);
-    lost.labels().set(host.stats.lost);
-    sessions.labels().set(host.stats.sessions);
-  });
 
-  const connections = new Set<{ socket: WebSocket; connection: ServerConnection }>();
+  const sockets = new Set<WebSocket>();
   const handler = (req: Request): Response => {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return new Response("This is an APF coordinator: connect with a WebSocket.\n", {
@@ -262,7 +232,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       });
     }
     // An upgraded connection leaves the HTTP server's count: the cap on sockets is here.
-    if (connections.size >= limits.maxConnections) {
+    if (sockets.size >= limits.maxConnections) {
       refusedSockets.labels().inc();
       return new Response("Too many connections: try again later.\n", {
         status: 503,
@@ -270,12 +240,14 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       });
     }
     const { socket, response } = Deno.upgradeWebSocket(req);
-    const connection = new ServerConnection({
-      host,
-      token,
-      clock,
-      helloTimeoutMs,
-      configuration: wire,
+    let open = true;
+    const detach = (): void => {
+      if (!open) return;
+      open = false;
+      sockets.delete(socket);
+      connection.closed();
+    };
+    const connection: ClientConnection = server.connect({
       send: (text) => {
         socket.send(text);
         // Backpressure: what a client does not read piles up here; cut it off.
@@ -283,26 +255,15 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
           slow.labels().inc();
           // A client that does not read will not answer the closing handshake either:
           // its session is detached now, not when the socket finally closes.
-          connection.closed();
+          detach();
           socket.close(1008, "slow consumer");
         }
       },
       close: (code, reason) => socket.close(code, reason),
-      onRefused: (e, client) => {
-        refused.labels(e.code).inc();
-        if (e.code === "unauthenticated") {
-          refusedHandshakes.labels().inc();
-          options.onRefusedHandshake?.(client ?? "");
-        }
-      },
     });
-    const entry = { socket, connection };
-    connections.add(entry);
+    sockets.add(socket);
     socket.onmessage = (e) => connection.receive(e.data);
-    socket.onclose = () => {
-      connections.delete(entry);
-      connection.closed();
-    };
+    socket.onclose = detach;
     socket.onerror = () => {};
     // Deno forgets a close() made before the upgrade completes: close again once open.
     socket.onopen = () => {
@@ -338,11 +299,17 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
         } of the current one (reload with allowEmpty to mean it)`,
       );
     }
-    // Validated whole by effectiveConfiguration and configure(); nothing changes on error.
-    coordinator.configure(effectiveOf(candidate));
+    // Validated whole by resolveConfiguration and configure(); nothing changes on error.
+    const effective = effectiveOf(candidate);
     const diff = diffConfigurations(user, candidate);
+    const previous = user;
     user = candidate;
-    for (const { connection } of connections) connection.sendConfiguration();
+    try {
+      server.configure(effective, wire());
+    } catch (e) {
+      user = previous;
+      throw e;
+    }
     return diff;
   };
 
@@ -392,9 +359,8 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       }));
     }
   } catch (e) {
-    for (const server of servers) void server.shutdown();
-    host.close();
-    coordinator.close();
+    for (const listener of servers) void listener.shutdown();
+    server.close();
     throw e;
   }
 
@@ -409,8 +375,8 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       // Waiters hear "unavailable" (flushed with the tick's decisions) before sockets close.
       coordinator.close();
       for (let i = 0; i < 10; i++) await Promise.resolve(); // decisions are sent per microtask tick
-      host.close();
-      for (const { socket } of connections) socket.close(1001, "shutting down");
+      server.close();
+      for (const socket of sockets) socket.close(1001, "shutting down");
       await Promise.all(servers.map((s) => s.shutdown()));
     })();
     return stopping;
