@@ -3,12 +3,8 @@
  * deriving the effective configuration. Run with `deno task bench`.
  */
 
-import {
-  bootstrapConfiguration,
-  effectiveConfiguration,
-  mergeWithBootstrap,
-  parseConfiguration,
-} from "../mod.ts";
+import { bootstrapConfiguration, effectiveConfiguration, parseConfiguration } from "../mod.ts";
+import { mergeWithBootstrap } from "../src/config/mod.ts";
 
 const text = await Deno.readTextFile(
   new URL("../tests/config/fixtures/k8s-bootstrap-config.yaml", import.meta.url),

@@ -17,7 +17,8 @@
  * @module
  */
 
-import { effectiveConfiguration, EmbeddedCoordinator, mergeWithBootstrap } from "../mod.ts";
+import { effectiveConfiguration, EmbeddedCoordinator } from "../mod.ts";
+import { mergeWithBootstrap } from "../src/config/mod.ts";
 import { BENCH_LEVEL, BENCH_SERVER_CL } from "./coordinator_server_bench.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 3);

@@ -24,14 +24,12 @@
  * that a busy machine slows them all alike.
  */
 
+import { FakeEventClock, QueueSet, type QueueSetRequest } from "../mod.ts";
 import {
   Dealer,
   ESTIMATED_SERVICE_DURATION_MS,
-  FakeEventClock,
-  QueueSet,
-  type QueueSetRequest,
   seatsTimesDuration,
-} from "../mod.ts";
+} from "../src/fairqueuing/mod.ts";
 
 const QUEUE_COUNTS = [16, 128, 1024] as const;
 const CONCURRENCY_LIMIT = 64;

@@ -33,7 +33,7 @@ export const MAX_HASH_BITS = 60;
  *
  * @example
  * ```ts
- * import { requiredEntropyBits } from "@apf/edge";
+ * import { requiredEntropyBits } from "./numbers.ts";
  * requiredEntropyBits(64, 8); // 48
  * ```
  */

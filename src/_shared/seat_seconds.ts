@@ -24,7 +24,7 @@ export const SEAT_SECONDS_SCALE = 1e8;
  *
  * @example
  * ```ts
- * import { seatsTimesDuration } from "@apf/edge";
+ * import { seatsTimesDuration } from "./seat_seconds.ts";
  * seatsTimesDuration(1, 3); // 300000 (0.003 seat-seconds)
  * seatsTimesDuration(1, 3 - 1000); // -99700000
  * ```
@@ -40,7 +40,7 @@ export function seatsTimesDuration(seats: number, durationMs: number): number {
  *
  * @example
  * ```ts
- * import { durationPerSeatMs } from "@apf/edge";
+ * import { durationPerSeatMs } from "./seat_seconds.ts";
  * durationPerSeatMs(1500000, 3); // 5
  * ```
  */
@@ -59,7 +59,7 @@ export function seatSecondsToFloat(ss: number): number {
  *
  * @example
  * ```ts
- * import { formatSeatSeconds } from "@apf/edge";
+ * import { formatSeatSeconds } from "./seat_seconds.ts";
  * formatSeatSeconds(300000); // "0.00300000ss"
  * formatSeatSeconds(100000000); // "1.00000000ss"
  * ```

@@ -40,7 +40,7 @@ export function flowHash(flowSchemaName: string, distinguisher: string): FlowHas
  *
  * @example
  * ```ts
- * import { flowHashToBigInt } from "@apf/edge";
+ * import { flowHashToBigInt } from "./mod.ts";
  * flowHashToBigInt({ hi: 1, lo: 2 }); // 4294967298n
  * ```
  */
@@ -53,7 +53,7 @@ export function flowHashToBigInt(hash: FlowHash): bigint {
  *
  * @example
  * ```ts
- * import { flowHashToString } from "@apf/edge";
+ * import { flowHashToString } from "./mod.ts";
  * flowHashToString({ hi: 0, lo: 7 }); // "7"
  * ```
  */
@@ -68,7 +68,7 @@ export function flowHashToString(hash: FlowHash): string {
  * @throws {RangeError} naming the value received when it is not an unsigned 64-bit value.
  * @example
  * ```ts
- * import { parseFlowHash } from "@apf/edge";
+ * import { parseFlowHash } from "./mod.ts";
  * parseFlowHash("4294967298"); // { hi: 1, lo: 2 }
  * ```
  */

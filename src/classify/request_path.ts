@@ -24,7 +24,7 @@ import { badEscape, urlUnescape } from "./_path_segments.ts";
  *
  * @example
  * ```ts
- * import { requestPathProblem } from "@apf/edge";
+ * import { requestPathProblem } from "./mod.ts";
  *
  * console.assert(requestPathProblem("/apis/apps/v1/deployments") === null);
  * console.assert(requestPathProblem("/healthz/%2e%2e/load") !== null);

@@ -110,7 +110,11 @@ export class LevelHost {
     return this.#server?.configuration ?? null;
   }
 
-  /** The server kit (`null` before the first update). */
+  /**
+   * The server kit (`null` before the first update).
+   *
+   * @internal For the level object.
+   */
   get server(): SeatServer | null {
     return this.#server;
   }
@@ -252,7 +256,11 @@ export class LevelHost {
     };
   }
 
-  /** The sessions and reclaimed seats (`dump_sessions`), or `null` before the first update. */
+  /**
+   * The sessions and reclaimed seats (`dump_sessions`), or `null` before the first update.
+   *
+   * @internal For the admin routes.
+   */
   sessionsSnapshot(): SessionsSnapshot | null {
     return this.#server?.sessionsSnapshot() ?? null;
   }

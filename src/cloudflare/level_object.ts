@@ -226,7 +226,11 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
     return this.#host.snapshot(options ?? {});
   }
 
-  /** The sessions and reclaimed seats (`dump_sessions`). */
+  /**
+   * The sessions and reclaimed seats (`dump_sessions`).
+   *
+   * @internal Called by `cloudflareAdminRoutes` over RPC.
+   */
   sessions(): SessionsSnapshot | null {
     return this.#host.sessionsSnapshot();
   }

@@ -37,7 +37,7 @@ const MAX_FLOAT32 = 3.4028234663852886e38;
  *
  * @example
  * ```ts
- * import { computeConcurrencyAllocation } from "@apf/edge";
+ * import { computeConcurrencyAllocation } from "./mod.ts";
  * const { allocations } = computeConcurrencyAllocation(10, [
  *   { lowerBound: 1, upperBound: 10, target: 1 },
  *   { lowerBound: 1, upperBound: 10, target: 4 },

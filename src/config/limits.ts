@@ -47,7 +47,8 @@ function lendablePercentOf(pl: PriorityLevelConfiguration): number {
  *
  * @example
  * ```ts
- * import { bootstrapConfiguration, computeLevelLimits } from "@apf/edge";
+ * import { bootstrapConfiguration } from "@apf/edge";
+ * import { computeLevelLimits } from "./mod.ts";
  * const limits = computeLevelLimits(bootstrapConfiguration().priorityLevels, 600);
  * ```
  */

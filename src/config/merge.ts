@@ -103,7 +103,7 @@ function mergeKind<T extends FlowSchema | PriorityLevelConfiguration>(
  *
  * @example
  * ```ts
- * import { mergeWithBootstrap } from "@apf/edge";
+ * import { mergeWithBootstrap } from "./mod.ts";
  * const { configuration } = mergeWithBootstrap({ flowSchemas: [], priorityLevels: [] });
  * configuration.priorityLevels.length; // 8
  * ```

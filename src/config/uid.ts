@@ -19,7 +19,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { objectUid } from "@apf/edge";
+ * import { objectUid } from "./mod.ts";
  * objectUid("FlowSchema", "global-default"); // the same string on every run
  * ```
  */

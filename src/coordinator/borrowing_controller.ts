@@ -47,7 +47,8 @@ interface ControlledLevel {
  *
  * @example
  * ```ts
- * import { bootstrapConfiguration, BorrowingController, effectiveConfiguration } from "@apf/edge";
+ * import { bootstrapConfiguration, effectiveConfiguration } from "@apf/edge";
+ * import { BorrowingController } from "./mod.ts";
  * const controller = new BorrowingController(effectiveConfiguration(bootstrapConfiguration()));
  * controller.adjust([{
  *   level: "workload-low",

@@ -29,7 +29,7 @@ export const DEFAULT_QUEUE_WAIT_LIMIT_MS: number = DEFAULT_REQUEST_TIMEOUT_MS / 
  * @throws {RangeError} when `deadlineMs` is not a number >= 0.
  * @example
  * ```ts
- * import { queueWaitLimitMs } from "@apf/edge";
+ * import { queueWaitLimitMs } from "./mod.ts";
  * queueWaitLimitMs(); // 15000
  * queueWaitLimitMs(8_000); // 2000
  * queueWaitLimitMs(300_000); // 60000
@@ -51,7 +51,7 @@ export function queueWaitLimitMs(deadlineMs: number = DEFAULT_REQUEST_TIMEOUT_MS
  *
  * @example
  * ```ts
- * import { requestDeadlineMs } from "@apf/edge";
+ * import { requestDeadlineMs } from "./mod.ts";
  * requestDeadlineMs(60_000, 8_000); // 8000
  * requestDeadlineMs(60_000, 90_000); // 60000
  * ```

@@ -4,12 +4,8 @@
  * @module
  */
 
-import {
-  type FlowControlConfiguration,
-  loadConfiguration,
-  type MergeOptions,
-  mergeWithBootstrap,
-} from "../../mod.ts";
+import { type FlowControlConfiguration, loadConfiguration } from "../config/mod.ts";
+import { mergeWithBootstrap } from "../config/merge.ts";
 
 /**
  * Reads, validates and merges manifest files with the built-in configuration.
@@ -24,7 +20,10 @@ import {
  */
 export async function loadConfigurationFiles(
   paths: readonly string[],
-  options: MergeOptions = {},
+  options: {
+    /** Merge with the mandatory built-in objects only, not the suggested ones (default false). */
+    mandatoryOnly?: boolean;
+  } = {},
 ): Promise<FlowControlConfiguration> {
   const manifests = await Promise.all(
     paths.map(async (name) => ({ name, text: await Deno.readTextFile(name) })),

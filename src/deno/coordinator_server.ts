@@ -22,7 +22,7 @@ import {
 import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import { type ClientConnection, SeatServer } from "../server/seat_server.ts";
 import { constantTimeEqual } from "../_shared/secrets.ts";
-import type { SessionHost } from "../server/sessions.ts";
+import type { SessionStats } from "../server/sessions.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { apfAdminRoutes, DEBUG_PREFIX } from "../hono/admin.ts";
@@ -109,8 +109,11 @@ export interface CoordinatorServer {
   readonly adminAddr: Deno.NetAddr | null;
   /** The coordinator holding every level. */
   readonly coordinator: EmbeddedCoordinator;
-  /** The sessions of the connected clients. */
-  readonly host: SessionHost;
+  /**
+   * The client sessions (connected or in their grace period) and the seats
+   * taken back from them, counted since the server started.
+   */
+  readonly sessions: SessionStats;
   /** The metrics (flow control, plus the server's own). */
   readonly metrics: FlowcontrolMetrics;
   /**
@@ -386,7 +389,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     addr: servers[0]!.addr,
     adminAddr: servers[1]?.addr ?? null,
     coordinator,
-    host,
+    sessions: host.stats,
     metrics,
     reload,
     finished,

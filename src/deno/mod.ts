@@ -20,6 +20,7 @@ export {
   type ReloadResult,
   serveCoordinator,
 } from "./coordinator_server.ts";
+export type { SessionStats } from "../server/sessions.ts";
 export {
   type ConnectionLimits,
   DEFAULT_HEADER_TIMEOUT_MS,

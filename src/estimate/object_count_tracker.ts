@@ -41,7 +41,7 @@ export const OBJECT_COUNT_PRUNE_INTERVAL_MS = 60 * 60_000;
  *
  * @example
  * ```ts
- * import { objectCountKey } from "@apf/edge";
+ * import { objectCountKey } from "./mod.ts";
  *
  * objectCountKey("", "pods"); // "pods"
  * objectCountKey("apps", "deployments"); // "deployments.apps"

@@ -63,7 +63,8 @@ export type WorkEstimator = (input: EstimateInput) => ResolvedWorkEstimate;
  *
  * @example
  * ```ts
- * import { bootstrapConfiguration, Classifier, describeRequest, effectiveConfiguration, estimateInputFor, kubernetesEstimator, normalizeUser } from "@apf/edge";
+ * import { bootstrapConfiguration, Classifier, describeRequest, effectiveConfiguration, kubernetesEstimator, normalizeUser } from "@apf/edge";
+ * import { estimateInputFor } from "./mod.ts";
  * const classifier = new Classifier(effectiveConfiguration(bootstrapConfiguration()));
  * const info = describeRequest("GET", "/api/v1/pods");
  * const c = classifier.classify(normalizeUser({ name: "alice" }), info);

@@ -32,7 +32,8 @@ export interface IntegratorResults {
  *
  * @example
  * ```ts
- * import { FakeEventClock, Integrator } from "@apf/edge";
+ * import { FakeEventClock } from "@apf/edge";
+ * import { Integrator } from "./mod.ts";
  * const clock = new FakeEventClock();
  * const demand = new Integrator(clock);
  * demand.set(4);
@@ -127,7 +128,7 @@ export const SEAT_DEMAND_SMOOTHING = 0.977;
  *
  * @example
  * ```ts
- * import { SeatDemandStats } from "@apf/edge";
+ * import { SeatDemandStats } from "./mod.ts";
  * const stats = new SeatDemandStats();
  * stats.update({ durationMs: 10_000, average: 3, deviation: 1, min: 2, max: 5 });
  * stats.smoothed; // 4

@@ -37,7 +37,7 @@ const UINT32_MASK = 0xffffffffn;
  *
  * @example
  * ```ts
- * import { Dealer } from "@apf/edge";
+ * import { Dealer } from "./mod.ts";
  * const dealer = new Dealer(128, 6);
  * dealer.dealIntoHand(12345678901234567n); // [7, 14, 94, 102, 22, 65]
  * ```
@@ -106,7 +106,7 @@ export class Dealer {
    *
    * @example
    * ```ts
-   * import { Dealer } from "@apf/edge";
+   * import { Dealer } from "./mod.ts";
    * const queueLengths = new Array(64).fill(0);
    * let shortest = -1;
    * new Dealer(64, 8).deal(42n, (card) => {
@@ -138,7 +138,7 @@ export class Dealer {
    *
    * @example
    * ```ts
-   * import { Dealer } from "@apf/edge";
+   * import { Dealer } from "./mod.ts";
    * const cards: number[] = [];
    * new Dealer(32, 3).dealFromHalves(0xffffffff, 0xffffffff, (card) => cards.push(card));
    * cards; // [31, 15, 23]
@@ -171,7 +171,7 @@ export class Dealer {
    *
    * @example
    * ```ts
-   * import { Dealer } from "@apf/edge";
+   * import { Dealer } from "./mod.ts";
    * const dealer = new Dealer(64, 8);
    * dealer.dealIntoHand(1n); // [1, 0, 2, 3, 4, 5, 6, 7]
    * const hand = new Int32Array(8);
@@ -196,7 +196,7 @@ export class Dealer {
    *
    * @example
    * ```ts
-   * import { Dealer } from "@apf/edge";
+   * import { Dealer } from "./mod.ts";
    * new Dealer(128, 6).dealIntoHandFromHalves(0, 1); // [1, 0, 2, 3, 4, 5]
    * ```
    */

@@ -59,7 +59,11 @@ export const WORK_ESTIMATED_SEATS_BUCKETS: readonly number[] = Object.freeze([
 
 /** Options of {@linkcode FlowcontrolMetrics}. */
 export interface FlowcontrolMetricsOptions {
-  /** The registry to create the metrics in (default: a new one). */
+  /**
+   * The registry to create the metrics in (default: a new one).
+   *
+   * @internal The registry is this package's own Prometheus primitive.
+   */
   registry?: Registry;
   /**
    * Called at every scrape for the snapshot the limit, demand and `current_r`
@@ -129,7 +133,11 @@ const LEVEL_GAUGES: ReadonlyArray<[string, string, (pl: PriorityLevelSnapshot) =
  * ```
  */
 export class FlowcontrolMetrics {
-  /** The registry holding the metrics. */
+  /**
+   * The registry holding the metrics.
+   *
+   * @internal The registry is this package's own Prometheus primitive.
+   */
   readonly registry: Registry;
   #families: RequestFamilies;
   #levelGauges: Gauge[];
@@ -226,6 +234,8 @@ export class FlowcontrolMetrics {
    * The queue-set observer of `priorityLevel`, created once per level and
    * shared by later calls (which update its `exempt` flag). Exempt levels
    * observe no wait times (`docs/semantics.md` §2.7).
+   *
+   * @internal Called by the coordinator for each level.
    */
   observerFor(priorityLevel: string, options: { exempt?: boolean } = {}): PriorityLevelObserver {
     if (typeof priorityLevel !== "string") {

@@ -37,7 +37,7 @@ function familyOf(name: string, families: Map<string, Family>): string {
  *
  * @example
  * ```ts
- * import { mergeExpositions } from "@apf/edge";
+ * import { mergeExpositions } from "./mod.ts";
  * mergeExpositions([
  *   '# HELP x A gauge\n# TYPE x gauge\nx{level="a"} 1\n',
  *   '# HELP x A gauge\n# TYPE x gauge\nx{level="b"} 2\n',

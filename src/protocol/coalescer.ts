@@ -14,7 +14,7 @@ import { MAX_BATCH } from "./wire.ts";
  *
  * @example
  * ```ts
- * import { Coalescer } from "@apf/edge";
+ * import { Coalescer } from "./mod.ts";
  * const frames: number[][] = [];
  * const out = new Coalescer<number>((batch) => frames.push(batch));
  * out.push(1);

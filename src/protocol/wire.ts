@@ -256,7 +256,7 @@ function fail(code: WireErrorCode, message: string): { ok: false; error: WireErr
  *
  * @example
  * ```ts
- * import { decodeClientMessage } from "@apf/edge";
+ * import { decodeClientMessage } from "./mod.ts";
  * decodeClientMessage('{"t":"ops","ops":[["cancel",7]]}'); // { ok: true, message: { t: "ops", ops: [["cancel", 7]] } }
  * decodeClientMessage("nope").ok; // false
  * ```

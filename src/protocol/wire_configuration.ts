@@ -15,7 +15,7 @@ import type { WireConfiguration } from "./wire.ts";
  *
  * @example
  * ```ts
- * import { effectiveFromWire } from "@apf/edge";
+ * import { effectiveFromWire } from "./mod.ts";
  * effectiveFromWire({ serverConcurrencyLimit: 600, mandatoryOnly: false, objects: [] })?.nominalSum; // 602
  * ```
  */

@@ -379,7 +379,8 @@ class SessionImpl implements Session {
  *
  * @example
  * ```ts
- * import { bootstrapConfiguration, effectiveConfiguration, EmbeddedCoordinator, FakeEventClock, SessionHost } from "@apf/edge";
+ * import { bootstrapConfiguration, effectiveConfiguration, EmbeddedCoordinator, FakeEventClock } from "@apf/edge";
+ * import { SessionHost } from "./mod.ts";
  * const clock = new FakeEventClock();
  * const coordinator = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
  * const host = new SessionHost(coordinator, { clock });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { requestPathProblem } from "../../mod.ts";
+import { requestPathProblem } from "../../src/classify/mod.ts";
 import { SMUGGLING_PATHS } from "../_helpers/paths.ts";
 
 Deno.test("requestPathProblem refuses every dot-segment, backslash and bad-escape form", () => {

@@ -5,9 +5,9 @@ import {
   type EffectiveConfiguration,
   effectiveConfiguration,
   loadConfiguration,
-  mergeWithBootstrap,
   systemClock,
 } from "../../mod.ts";
+import { mergeWithBootstrap } from "../../src/config/mod.ts";
 
 /** Resolves after `ms` on the system clock. */
 export function sleep(ms: number): Promise<void> {

@@ -60,7 +60,7 @@ Deno.test("the coordinator server speaks the protocol over WebSocket and refuses
   bad.socket.send(JSON.stringify({ t: "hello", v: [1], token: "nope", client: "x", resume: null }));
   assert.equal((await bad.next(1)).code, "unauthenticated");
   assert.equal((await bad.closed).code, 4401);
-  assert.equal(server.host.stats.sessions, 0);
+  assert.equal(server.sessions.sessions, 0);
 
   const c = await connect(url);
   c.socket.send(JSON.stringify({ t: "hello", v: [1], token: TOKEN, client: "t", resume: null }));
@@ -225,7 +225,7 @@ Deno.test("a client that stops reading is cut off; its seats follow the grace pe
   );
   const exempt = { priorityLevel: "exempt", flowSchema: "exempt" };
   try {
-    while (server.host.stats.sessions === 0) await new Promise((r) => setTimeout(r, 5));
+    while (server.sessions.sessions === 0) await new Promise((r) => setTimeout(r, 5));
     // Each round makes 4,000 decisions (about 90 KB) the client never reads; the kernel's socket
     // buffers fill first, then what waits in the server passes the limit.
     const cutOff = () => /^apf_coordinator_slow_clients_total 1$/m.test(server.metrics.expose());
@@ -239,14 +239,14 @@ Deno.test("a client that stops reading is cut off; its seats follow the grace pe
       await new Promise((r) => setTimeout(r, 10));
     }
     const deadline = Date.now() + 3000;
-    while (server.host.stats.sessions !== 0 && Date.now() < deadline) {
+    while (server.sessions.sessions !== 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
     }
-    assert.equal(server.host.stats.sessions, 0, "the session ended after the grace period");
+    assert.equal(server.sessions.sessions, 0, "the session ended after the grace period");
     assert.match(server.metrics.expose(), /^apf_coordinator_slow_clients_total 1$/m);
     const exemptLevel = server.coordinator.snapshot().levels.find((l) => l.name === "exempt")!;
     assert.equal(exemptLevel.queueSet.seatsInUse, 0, "its seats went back");
-    assert.ok(server.host.stats.lost > 0);
+    assert.ok(server.sessions.lost > 0);
   } finally {
     client.close();
   }

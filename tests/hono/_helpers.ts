@@ -6,8 +6,8 @@ import {
   type EffectiveConfiguration,
   effectiveConfiguration,
   loadConfiguration,
-  mergeWithBootstrap,
 } from "../../mod.ts";
+import { mergeWithBootstrap } from "../../src/config/mod.ts";
 
 /**
  * Mandatory levels plus `tiny` (one seat, one queue of `queueLengthLimit`)

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { FakeEventClock, frontProxyIdentity, PROMETHEUS_CONTENT_TYPE } from "../../mod.ts";
+import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
+import { PROMETHEUS_CONTENT_TYPE } from "../../src/observe/mod.ts";
 import {
   apf,
   apfAdminRoutes,

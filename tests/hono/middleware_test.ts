@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { FakeEventClock, frontProxyIdentity, objectUid } from "../../mod.ts";
+import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
+import { objectUid } from "../../src/config/mod.ts";
 import {
   apf,
   type ApfEnv,
