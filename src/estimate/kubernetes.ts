@@ -7,7 +7,7 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import { listEstimator } from "./_list.ts";
 import { mutatingEstimator } from "./_mutating.ts";
 import type { ObjectCountSource } from "./object_count_tracker.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 
 /** What is known about the stored objects of one resource. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 
 /** Tunable parameters of the Kubernetes work estimators. */
 export interface WorkEstimatorConfig {
