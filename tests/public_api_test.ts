@@ -374,7 +374,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
   "./cloudflare": {
     file: "src/cloudflare/mod.ts",
     names: [
-      "ApfEnv",
+      "ApfBindings",
       "CONTROLLER_NAME",
       "CallerLiveness",
       "CloudflareAdminOptions",

@@ -20,10 +20,10 @@ import {
 } from "./_controller_host.ts";
 import type { LevelUpdate } from "./_level_host.ts";
 import type { DurableObjectState } from "./_workers_types.d.ts";
-import type { ApfEnv } from "./env.ts";
+import type { ApfBindings } from "./env.ts";
 
 /** The configuration `env` gives (`APF_CONFIG`, `APF_SERVER_CONCURRENCY`, `APF_MANDATORY_ONLY`). */
-export function configurationFromEnv(env: ApfEnv): ConfigurationSource {
+export function configurationFromEnv(env: ApfBindings): ConfigurationSource {
   const limit = env.APF_SERVER_CONCURRENCY;
   return {
     ...(env.APF_CONFIG !== undefined && {
@@ -40,12 +40,12 @@ export function configurationFromEnv(env: ApfEnv): ConfigurationSource {
 const ENV_KEY = "env-configuration";
 
 /** The controller of a Cloudflare deployment. */
-export class ControllerObject extends DurableObject<ApfEnv> {
+export class ControllerObject extends DurableObject<ApfBindings> {
   #host: ControllerHost;
   #ready: Promise<void>;
 
   /** Created by the runtime. */
-  constructor(ctx: DurableObjectState, env: ApfEnv) {
+  constructor(ctx: DurableObjectState, env: ApfBindings) {
     super(ctx, env);
     const host = (initial: ConfigurationSource) =>
       new ControllerHost({
