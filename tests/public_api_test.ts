@@ -378,7 +378,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "CONTROLLER_NAME",
       "CallerLiveness",
       "CloudflareAdminOptions",
-      "ConfigurationSource",
+      "ControllerConfigurationInput",
       "ControllerObject",
       "SessionAdmission",
       "LevelAdmission",

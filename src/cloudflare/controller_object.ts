@@ -14,7 +14,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
 import { BORROWING_ADJUSTMENT_PERIOD_MS } from "../coordinator/embedded.ts";
 import {
-  type ConfigurationSource,
+  type ControllerConfigurationInput,
   ControllerHost,
   type StoredConfiguration,
 } from "./_controller_host.ts";
@@ -23,7 +23,7 @@ import type { DurableObjectState } from "./_workers_types.d.ts";
 import type { ApfBindings } from "./env.ts";
 
 /** The configuration `env` gives (`APF_CONFIG`, `APF_SERVER_CONCURRENCY`, `APF_MANDATORY_ONLY`). */
-export function configurationFromEnv(env: ApfBindings): ConfigurationSource {
+export function configurationFromEnv(env: ApfBindings): ControllerConfigurationInput {
   const limit = env.APF_SERVER_CONCURRENCY;
   return {
     ...(env.APF_CONFIG !== undefined && {
@@ -47,7 +47,7 @@ export class ControllerObject extends DurableObject<ApfBindings> {
   /** Created by the runtime. */
   constructor(ctx: DurableObjectState, env: ApfBindings) {
     super(ctx, env);
-    const host = (initial: ConfigurationSource) =>
+    const host = (initial: ControllerConfigurationInput) =>
       new ControllerHost({
         levels: (level) => {
           const stub = env.APF_LEVELS.getByName(level);
@@ -120,7 +120,7 @@ export class ControllerObject extends DurableObject<ApfBindings> {
    * Replaces the configuration, refused whole when invalid (the error lists
    * every problem), stores it and pushes it to every level object.
    */
-  async setConfiguration(source: ConfigurationSource): Promise<StoredConfiguration> {
+  async setConfiguration(source: ControllerConfigurationInput): Promise<StoredConfiguration> {
     await this.#ready;
     return await this.#host.setConfiguration(source);
   }

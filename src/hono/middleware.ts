@@ -86,11 +86,11 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   // A remote coordinator is the one source of truth: classify with what it sends.
   const source = options.coordinator;
   // A source that can say when its first configuration is in: requests wait for it, bounded.
-  let first: (() => Promise<void>) | null = isConfigurationSource(source) &&
+  let first: (() => Promise<void>) | null = isConfigurationPublisher(source) &&
       typeof source.ready === "function"
     ? source.ready.bind(source)
     : null;
-  const unsubscribe = isConfigurationSource(source)
+  const unsubscribe = isConfigurationPublisher(source)
     ? subscribe(source, (effective) => {
       current = effective;
       classifier = new Classifier(effective);
@@ -232,21 +232,23 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
 }
 
 /** A coordinator that hands out its configuration (a remote one). */
-interface ConfigurationSource {
+interface ConfigurationPublisher {
   readonly configuration: WireConfiguration | null;
   onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
   /** Resolves once the first configuration arrived, or the source gave up waiting for it. */
   ready?(): Promise<void>;
 }
 
-function isConfigurationSource(c: Coordinator | undefined): c is Coordinator & ConfigurationSource {
+function isConfigurationPublisher(
+  c: Coordinator | undefined,
+): c is Coordinator & ConfigurationPublisher {
   return c !== undefined &&
-    typeof (c as Partial<ConfigurationSource>).onConfiguration === "function";
+    typeof (c as Partial<ConfigurationPublisher>).onConfiguration === "function";
 }
 
 /** Adopts the source's configuration now (if any) and on every update; returns the unsubscribe. */
 function subscribe(
-  source: ConfigurationSource,
+  source: ConfigurationPublisher,
   adopt: (effective: EffectiveConfiguration) => void,
 ): () => void {
   const take = (wire: WireConfiguration) => {
