@@ -86,7 +86,8 @@ export interface ControllerStats {
  * Checks a configuration the way the coordinator will use it and returns
  * its wire form and effective form.
  *
- * @throws {ConfigurationError} listing every problem, or {RangeError} for a bad limit.
+ * @throws {ConfigurationError} listing every problem, or {RangeError} ({TypeError}) for a bad
+ * limit.
  */
 export function checkConfiguration(
   source: ControllerConfigurationInput,

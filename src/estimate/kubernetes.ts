@@ -86,7 +86,7 @@ const WHAT = "create Kubernetes work estimator";
  * ```
  *
  * @throws {TypeError} when a source or switch has the wrong type.
- * @throws {RangeError} when a config parameter is out of range.
+ * @throws {RangeError} when a config parameter is out of range ({TypeError}: not a number).
  */
 export function kubernetesEstimator(options: KubernetesEstimatorOptions = {}): WorkEstimator {
   if (options === null || typeof options !== "object") {

@@ -41,6 +41,7 @@ import { bodyIsComplete } from "./_complete_body.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** The middleware, with what the admin routes and the app's shutdown need. */
 export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler<E> {
@@ -311,9 +312,11 @@ function checkOptions(options: ApfOptions<any>): void {
     }
   }
   const t = options.requestTimeoutMs;
-  if (t !== undefined && !(typeof t === "number" && t > 0 && t < Infinity)) {
-    throw new RangeError(
-      `Cannot create apf(): requestTimeoutMs must be a finite number > 0, got ${String(t)}`,
+  if (t !== undefined) {
+    checkNumber(
+      t,
+      (ms) => ms > 0 && ms < Infinity,
+      () => `Cannot create apf(): requestTimeoutMs must be a finite number > 0, got ${String(t)}`,
     );
   }
   const co = options.coordinator;
