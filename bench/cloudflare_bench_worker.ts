@@ -15,7 +15,7 @@
 
 import { Hono } from "hono";
 import { BENCH_REQUESTS } from "./_bench_requests.ts";
-import type { ApfEnv } from "../src/cloudflare/env.ts";
+import type { ApfBindings } from "../src/cloudflare/env.ts";
 import type { WorkerdResponse } from "../src/cloudflare/_workers_types.d.ts";
 
 export { ControllerObject, PriorityLevelObject } from "../src/cloudflare/mod.ts";
@@ -23,7 +23,7 @@ export { ControllerObject, PriorityLevelObject } from "../src/cloudflare/mod.ts"
 const requests = BENCH_REQUESTS;
 const req = (i: number) => requests[i % requests.length]!;
 
-const app = new Hono<{ Bindings: ApfEnv }>();
+const app = new Hono<{ Bindings: ApfBindings }>();
 const number = (
   v: string | undefined,
   fallback: number,

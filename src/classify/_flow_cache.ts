@@ -30,6 +30,7 @@
 
 import type { FlowHash } from "../fairqueuing/types.ts";
 import { flowHash } from "./flow_hash.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Entries sharing one key, at most: past it a flow is hashed on every request instead. */
 export const MAX_CHAIN = 8;
@@ -76,11 +77,11 @@ export class FlowCache {
    * `keyBits`: bits of the key (tests lower it to make keys collide).
    */
   constructor(limit: number, keyBits = 30) {
-    if (!Number.isSafeInteger(limit) || limit < 2) {
-      throw new RangeError(
-        `Cannot create a flow cache: limit must be an integer ≥ 2, got ${limit}`,
-      );
-    }
+    checkNumber(
+      limit,
+      (n) => Number.isSafeInteger(n) && n >= 2,
+      () => `Cannot create a flow cache: limit must be an integer ≥ 2, got ${limit}`,
+    );
     this.#perGeneration = Math.floor(limit / 2);
     this.#mask = 2 ** Math.min(Math.max(keyBits, 0), 30) - 1;
   }

@@ -39,10 +39,6 @@ export function findSegment(
   return undefined;
 }
 
-export function show(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
-}
-
 // ---------------------------------------------------------------------------
 // Percent-decoding and query parsing with Go's net/url rules.
 

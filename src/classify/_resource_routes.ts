@@ -4,7 +4,8 @@
  * @module
  */
 
-import { show, SLASH, urlUnescape } from "./_path_segments.ts";
+import { show } from "../_shared/show.ts";
+import { SLASH, urlUnescape } from "./_path_segments.ts";
 
 /**
  * Declares that paths matching `pattern` address a resource, so that an

@@ -65,7 +65,8 @@ export function flowHashToString(hash: FlowHash): string {
  * Reads a flow hash from its JSON forms: `{ hi, lo }` halves, a decimal
  * string, a bigint, or a safe integer.
  *
- * @throws {RangeError} naming the value received when it is not an unsigned 64-bit value.
+ * @throws {RangeError} naming the value received when it is a number (halves, a decimal string,
+ * a bigint or a number) out of the unsigned 64-bit range, {TypeError} when it is none of these forms.
  * @example
  * ```ts
  * import { parseFlowHash } from "./mod.ts";
@@ -84,11 +85,20 @@ export function parseFlowHash(value: unknown): FlowHash {
   } else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
     return parseFlowHash(BigInt(value));
   }
-  throw new RangeError(
+  const message =
     `Cannot read a flow hash: expected { hi, lo } unsigned 32-bit halves or an unsigned 64-bit decimal string, got ${
       typeof value === "bigint" ? `${value}n` : JSON.stringify(value) ?? String(value)
-    }`,
-  );
+    }`;
+  throw isNumeric(value) ? new RangeError(message) : new TypeError(message);
+}
+
+/** Whether `value` is a number in one of the forms read (only out of range): the RangeError cases. */
+function isNumeric(value: unknown): boolean {
+  if (typeof value === "number" || typeof value === "bigint") return true;
+  if (typeof value === "string") return /^(0|[1-9][0-9]*)$/.test(value);
+  if (typeof value !== "object" || value === null) return false;
+  const { hi, lo } = value as Partial<FlowHash>;
+  return typeof hi === "number" && typeof lo === "number";
 }
 
 function isUint32(x: unknown): x is number {

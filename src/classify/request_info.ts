@@ -31,18 +31,18 @@ import {
   findSegment,
   isSegment,
   segmentEnd,
-  show,
   SLASH,
   splitSegments,
   urlUnescape,
 } from "./_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import {
   exactMetadataName,
   hasLongS,
   isPathSegmentName,
   ListParams,
   queryBool,
-} from "./_list_options.ts";
+} from "./list_options.ts";
 import {
   type CompiledRoute,
   compileRoute,

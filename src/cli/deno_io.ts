@@ -13,6 +13,7 @@ import {
   OutputClosedError,
   type StdinLinesOptions,
 } from "./io.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Options of {@linkcode createDenoIO}. */
 export interface DenoIOOptions {
@@ -69,11 +70,12 @@ function initCwd(): string | undefined {
  */
 export function createDenoIO(options: DenoIOOptions = {}): CliIO {
   const maxInputBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  if (!(Number.isSafeInteger(maxInputBytes) && maxInputBytes >= 0)) {
-    throw new RangeError(
+  checkNumber(
+    maxInputBytes,
+    (n) => Number.isSafeInteger(n) && n >= 0,
+    () =>
       `Cannot create the Deno CLI host: maxInputBytes must be a non-negative integer, got ${maxInputBytes}`,
-    );
-  }
+  );
   const stdin = options.stdin ?? (() => Deno.stdin.readable);
   const stdout = options.stdout ?? Deno.stdout;
   const stderr = options.stderr ?? Deno.stderr;

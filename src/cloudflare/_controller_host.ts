@@ -43,8 +43,13 @@ export interface ConfigurationStore {
   put(value: StoredConfiguration): Promise<void>;
 }
 
-/** A configuration as given to the controller. */
-export interface ConfigurationSource {
+/**
+ * A configuration as given to the controller (from `APF_CONFIG` and the
+ * other variables, or to `setConfiguration`): manifests and objects, and the
+ * limits to resolve them with. Kept in wire form as a
+ * {@linkcode StoredConfiguration}.
+ */
+export interface ControllerConfigurationInput {
   /** FlowSchema and PriorityLevelConfiguration manifests (YAML or JSON text). */
   manifests?: string;
   /** Objects in manifest shape, after the manifests. */
@@ -62,7 +67,7 @@ export interface ControllerHostOptions {
   /** Where the configuration is kept (default: memory only). */
   store?: ConfigurationStore;
   /** The configuration used until one is set (default: the built-in one at 600 seats). */
-  initial?: ConfigurationSource;
+  initial?: ControllerConfigurationInput;
   /** The clock (default: the system clock). */
   clock?: Clock;
   /** How long a level object may take to answer, in ms (default 2,000). */
@@ -81,10 +86,11 @@ export interface ControllerStats {
  * Checks a configuration the way the coordinator will use it and returns
  * its wire form and effective form.
  *
- * @throws {ConfigurationError} listing every problem, or {RangeError} for a bad limit.
+ * @throws {ConfigurationError} listing every problem, or {RangeError} ({TypeError}) for a bad
+ * limit.
  */
 export function checkConfiguration(
-  source: ConfigurationSource,
+  source: ControllerConfigurationInput,
 ): { wire: WireConfiguration; effective: EffectiveConfiguration } {
   const user = loadConfiguration({
     manifests: source.manifests === undefined
@@ -165,7 +171,7 @@ export class ControllerHost {
    *
    * @throws {ConfigurationError} listing every problem, or {RangeError}; nothing changes then.
    */
-  async setConfiguration(source: ConfigurationSource): Promise<StoredConfiguration> {
+  async setConfiguration(source: ControllerConfigurationInput): Promise<StoredConfiguration> {
     const { controller, stored } = this.#started();
     const { wire, effective } = checkConfiguration(source);
     const next: StoredConfiguration = { version: stored.version + 1, configuration: wire };

@@ -22,7 +22,7 @@ import { mergeExpositions } from "../observe/merge_expositions.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "../observe/registry.ts";
 import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
-import { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
+import { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 
 /** Options of {@linkcode cloudflareAdminRoutes}. */
 export interface CloudflareAdminOptions<E extends Env> {
@@ -32,7 +32,7 @@ export interface CloudflareAdminOptions<E extends Env> {
    */
   authorize: (c: Context<E>) => boolean | Promise<boolean>;
   /** The bindings (default `c.env`). */
-  env?: (c: Context<E>) => ApfEnv;
+  env?: (c: Context<E>) => ApfBindings;
   /** How long a level object may take to answer, in ms (default 2,000); slower ones are left out. */
   timeoutMs?: number;
 }
@@ -56,14 +56,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined>
  * @example
  * ```ts ignore
  * import { Hono } from "hono";
- * import { type ApfEnv, cloudflareAdminRoutes } from "@apf/edge/cloudflare";
- * const app = new Hono<{ Bindings: ApfEnv }>();
+ * import { type ApfBindings, cloudflareAdminRoutes } from "@apf/edge/cloudflare";
+ * const app = new Hono<{ Bindings: ApfBindings }>();
  * app.route("/apf", cloudflareAdminRoutes({
  *   authorize: (c) => c.req.header("Authorization") === `Bearer ${c.env.APF_TOKEN}`,
  * }));
  * ```
  */
-export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
+export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfBindings }>(
   options: CloudflareAdminOptions<E>,
 ): Hono<E> {
   if (typeof options?.authorize !== "function") {
@@ -71,7 +71,7 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
       "Cannot create the admin routes: options.authorize must be a function (return true to allow everyone)",
     );
   }
-  const envOf = options.env ?? ((c: Context<E>) => c.env as ApfEnv);
+  const envOf = options.env ?? ((c: Context<E>) => c.env as ApfBindings);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const app = new Hono<E>();
   // Per route, not a middleware: mounted at a prefix, a middleware would also guard the
@@ -80,7 +80,7 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
     (await options.authorize(c)) === true ? handle(c) : c.text("Forbidden\n", 403);
 
   /** The levels of the controller's configuration, and its last fair fraction. */
-  const levelsOf = async (env: ApfEnv) => {
+  const levelsOf = async (env: ApfBindings) => {
     const controller = env.APF_CONTROLLER.getByName(CONTROLLER_NAME);
     const [stored, last] = await Promise.all([
       controller.configuration(),
@@ -125,7 +125,7 @@ export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfEnv }>(
   );
 
   const snapshotOf = async (
-    env: ApfEnv,
+    env: ApfBindings,
     includeRequests: boolean,
   ): Promise<CoordinatorSnapshot> => {
     const { names, serverConcurrencyLimit, fairFraction } = await levelsOf(env);

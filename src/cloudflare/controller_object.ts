@@ -14,16 +14,16 @@ import { DurableObject } from "cloudflare:workers";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
 import { BORROWING_ADJUSTMENT_PERIOD_MS } from "../coordinator/embedded.ts";
 import {
-  type ConfigurationSource,
+  type ControllerConfigurationInput,
   ControllerHost,
   type StoredConfiguration,
 } from "./_controller_host.ts";
 import type { LevelUpdate } from "./_level_host.ts";
 import type { DurableObjectState } from "./_workers_types.d.ts";
-import type { ApfEnv } from "./env.ts";
+import type { ApfBindings } from "./env.ts";
 
 /** The configuration `env` gives (`APF_CONFIG`, `APF_SERVER_CONCURRENCY`, `APF_MANDATORY_ONLY`). */
-export function configurationFromEnv(env: ApfEnv): ConfigurationSource {
+export function configurationFromEnv(env: ApfBindings): ControllerConfigurationInput {
   const limit = env.APF_SERVER_CONCURRENCY;
   return {
     ...(env.APF_CONFIG !== undefined && {
@@ -40,14 +40,14 @@ export function configurationFromEnv(env: ApfEnv): ConfigurationSource {
 const ENV_KEY = "env-configuration";
 
 /** The controller of a Cloudflare deployment. */
-export class ControllerObject extends DurableObject<ApfEnv> {
+export class ControllerObject extends DurableObject<ApfBindings> {
   #host: ControllerHost;
   #ready: Promise<void>;
 
   /** Created by the runtime. */
-  constructor(ctx: DurableObjectState, env: ApfEnv) {
+  constructor(ctx: DurableObjectState, env: ApfBindings) {
     super(ctx, env);
-    const host = (initial: ConfigurationSource) =>
+    const host = (initial: ControllerConfigurationInput) =>
       new ControllerHost({
         levels: (level) => {
           const stub = env.APF_LEVELS.getByName(level);
@@ -120,7 +120,7 @@ export class ControllerObject extends DurableObject<ApfEnv> {
    * Replaces the configuration, refused whole when invalid (the error lists
    * every problem), stores it and pushes it to every level object.
    */
-  async setConfiguration(source: ConfigurationSource): Promise<StoredConfiguration> {
+  async setConfiguration(source: ControllerConfigurationInput): Promise<StoredConfiguration> {
     await this.#ready;
     return await this.#host.setConfiguration(source);
   }

@@ -60,11 +60,11 @@ export class CallerLiveness extends RpcTarget implements Liveness {
  * ```ts ignore
  * import { Hono } from "hono";
  * import { apf } from "@apf/edge/hono";
- * import { type ApfEnv, cloudflareCoordinator } from "@apf/edge/cloudflare";
+ * import { type ApfBindings, cloudflareCoordinator } from "@apf/edge/cloudflare";
  * export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
  *
  * let limiter: ReturnType<typeof apf> | undefined;
- * const app = new Hono<{ Bindings: ApfEnv }>();
+ * const app = new Hono<{ Bindings: ApfBindings }>();
  * app.use((c, next) => {
  *   limiter ??= apf({ coordinator: cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER) });
  *   return limiter(c, next);

@@ -9,8 +9,13 @@ import type { DurableObjectNamespace } from "./_workers_types.d.ts";
 import type { ControllerObject } from "./controller_object.ts";
 import type { PriorityLevelObject } from "./level_object.ts";
 
-/** The binding names of the adapter's Durable Objects, as `wrangler.jsonc` declares them. */
-export interface ApfEnv {
+/**
+ * The Worker bindings the adapter reads from `env`, as `wrangler.jsonc`
+ * declares them: its Durable Objects and its variables. Hono's environment
+ * with the variables `apf()` sets is `ApfEnv` of `@apf/edge/hono`; an app
+ * takes both: `new Hono<{ Bindings: ApfBindings } & ApfEnv>()`.
+ */
+export interface ApfBindings {
   /** One {@linkcode PriorityLevelObject} per priority level, named by the level. */
   APF_LEVELS: DurableObjectNamespace<PriorityLevelObject>;
   /** The {@linkcode ControllerObject} (one, named `controller`). */

@@ -32,7 +32,7 @@ import type {
   WorkerdResponseInit,
   WorkerdWebSocket,
 } from "./_workers_types.d.ts";
-import { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
+import { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 
 declare const WebSocketPair: WebSocketPairConstructor;
 
@@ -90,7 +90,7 @@ export class SeatTarget extends RpcTarget {
 }
 
 /** The Durable Object of one priority level. */
-export class PriorityLevelObject extends DurableObject<ApfEnv> {
+export class PriorityLevelObject extends DurableObject<ApfBindings> {
   #host: LevelHost;
   #starts = 0;
   #configuring: Promise<void> | null = null;
@@ -98,7 +98,7 @@ export class PriorityLevelObject extends DurableObject<ApfEnv> {
   #sockets = new Map<WebSocket, ClientConnection>();
 
   /** Created by the runtime. */
-  constructor(ctx: DurableObjectState, env: ApfEnv) {
+  constructor(ctx: DurableObjectState, env: ApfBindings) {
     super(ctx, env);
     this.#host = this.createHost({ token: env.APF_TOKEN ?? null });
     const registry = this.#host.metrics.registry;

@@ -18,9 +18,9 @@ export {
   type WorkerCoordinatorStats,
 } from "./coordinator.ts";
 export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
-export { type ApfEnv, CONTROLLER_NAME } from "./env.ts";
+export { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
-export type { ConfigurationSource, StoredConfiguration } from "./_controller_host.ts";
+export type { ControllerConfigurationInput, StoredConfiguration } from "./_controller_host.ts";
 export type { ClientConnection } from "../server/seat_server.ts";
 export type { SessionAdmission } from "../server/sessions.ts";
 export type {

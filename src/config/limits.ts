@@ -10,6 +10,7 @@
 import { roundHalfAwayFromZero } from "../_shared/numbers.ts";
 import { DEFAULT_HAND_SIZE, DEFAULT_NOMINAL_CONCURRENCY_SHARES } from "./defaults.ts";
 import type { PriorityLevelConfiguration } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** The limits of one priority level, in seats. */
 export interface LevelLimits {
@@ -56,11 +57,12 @@ export function computeLevelLimits(
   levels: readonly PriorityLevelConfiguration[],
   serverConcurrencyLimit: number,
 ): LevelLimits[] {
-  if (!Number.isInteger(serverConcurrencyLimit) || serverConcurrencyLimit <= 0) {
-    throw new RangeError(
+  checkNumber(
+    serverConcurrencyLimit,
+    (n) => Number.isInteger(n) && n > 0,
+    () =>
       `Cannot compute limits: server concurrency limit must be a positive integer, got ${serverConcurrencyLimit}`,
-    );
-  }
+  );
   const shareSum = levels.reduce((sum, pl) => sum + sharesOf(pl), 0);
   return levels.map((pl) => {
     const shares = sharesOf(pl);

@@ -15,6 +15,7 @@ import { type EffectiveConfiguration, effectiveConfiguration } from "./effective
 import { loadConfiguration } from "./load.ts";
 import { mergeWithBootstrap } from "./merge.ts";
 import type { FlowControlConfiguration } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /**
  * A configuration as users give it: manifest text (YAML or JSON, one or
@@ -60,13 +61,14 @@ export function resolveConfiguration(
 ): EffectiveConfiguration {
   const given = options.serverConcurrencyLimit;
   const serverConcurrencyLimit = given ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
-  if (!(Number.isSafeInteger(serverConcurrencyLimit) && serverConcurrencyLimit > 0)) {
-    throw new RangeError(
+  checkNumber(
+    serverConcurrencyLimit,
+    (n) => Number.isSafeInteger(n) && n > 0,
+    () =>
       `Cannot resolve the configuration: serverConcurrencyLimit must be a positive integer, got ${
         String(given)
       }`,
-    );
-  }
+  );
   if (isEffective(option)) {
     if (given !== undefined && given !== option.serverConcurrencyLimit) {
       throw new RangeError(

@@ -16,7 +16,7 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { dns1123LabelErrors, dns1123SubdomainErrors, validateObjectName } from "./_names.ts";
+import { dns1123LabelErrors, dns1123SubdomainErrors, validateObjectName } from "./names.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   FlowSchema,

@@ -25,7 +25,7 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { validateObjectName } from "./_names.ts";
+import { validateObjectName } from "./names.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   ExemptPriorityLevelConfiguration,

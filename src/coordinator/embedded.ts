@@ -33,6 +33,7 @@ import type {
   Rejected,
   SeatRequest,
 } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 function logAdjustError(error: unknown): void {
   console.error("apf: the onAdjust callback threw:", error);
@@ -303,15 +304,16 @@ export class EmbeddedCoordinator implements Coordinator {
    * For an external controller: sets the current limits of the held levels
    * named in `limits` (others are ignored). Every value is checked first.
    *
-   * @throws {RangeError} when a value is not an integer >= 0; nothing changes then.
+   * @throws {RangeError} when a value is not an integer >= 0 ({TypeError}: not a number);
+   * nothing changes then.
    */
   setCurrentLimits(limits: Readonly<Record<string, number>>): void {
     for (const [name, v] of Object.entries(limits)) {
-      if (!(Number.isInteger(v) && v >= 0)) {
-        throw new RangeError(
-          `Cannot set the current limit of ${name}: it must be an integer >= 0, got ${v}`,
-        );
-      }
+      checkNumber(
+        v,
+        (n) => Number.isInteger(n) && n >= 0,
+        () => `Cannot set the current limit of ${name}: it must be an integer >= 0, got ${v}`,
+      );
     }
     for (const [name, v] of Object.entries(limits)) {
       const level = this.#levels.get(name);

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { checkNumber } from "../_shared/errors.ts";
+
 /** The largest `Retry-After`, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 32;
 
@@ -82,7 +84,7 @@ export class DroppedRequestsTracker {
    * after recording, as Kubernetes does.
    *
    * @throws {TypeError} when `priorityLevel` is not a string.
-   * @throws {RangeError} when `unixSeconds` is not a safe integer.
+   * @throws {RangeError} when `unixSeconds` is not a safe integer ({TypeError}: not a number).
    */
   recordDroppedRequest(priorityLevel: string, unixSeconds: number): void {
     if (typeof priorityLevel !== "string") {
@@ -90,11 +92,11 @@ export class DroppedRequestsTracker {
         `Cannot record a dropped request: priorityLevel must be a string, got ${typeof priorityLevel}`,
       );
     }
-    if (!Number.isSafeInteger(unixSeconds)) {
-      throw new RangeError(
-        `Cannot record a dropped request: unixSeconds must be an integer, got ${unixSeconds}`,
-      );
-    }
+    checkNumber(
+      unixSeconds,
+      Number.isSafeInteger,
+      () => `Cannot record a dropped request: unixSeconds must be an integer, got ${unixSeconds}`,
+    );
     let level = this.#levels.get(priorityLevel);
     if (level === undefined) {
       level = new LevelDrops();

@@ -10,6 +10,7 @@ import type { RequestInfo } from "../classify/request_info.ts";
 import type { UserInfo } from "../classify/identity.ts";
 import type { RequestDetails, WorkEstimate } from "../fairqueuing/types.ts";
 import type { SeatRequest } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Kubernetes' default `--request-timeout`: 60 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -26,7 +27,7 @@ export const DEFAULT_QUEUE_WAIT_LIMIT_MS: number = DEFAULT_REQUEST_TIMEOUT_MS / 
  * span, at most one minute. `deadlineMs` is the time from the request's
  * arrival to its deadline (default 60 s, giving 15 s).
  *
- * @throws {RangeError} when `deadlineMs` is not a number >= 0.
+ * @throws {RangeError} when `deadlineMs` is not >= 0 ({TypeError}: not a number).
  * @example
  * ```ts
  * import { queueWaitLimitMs } from "./mod.ts";
@@ -36,11 +37,11 @@ export const DEFAULT_QUEUE_WAIT_LIMIT_MS: number = DEFAULT_REQUEST_TIMEOUT_MS / 
  * ```
  */
 export function queueWaitLimitMs(deadlineMs: number = DEFAULT_REQUEST_TIMEOUT_MS): number {
-  if (!(deadlineMs >= 0)) {
-    throw new RangeError(
-      `Cannot compute a queue wait limit: deadline must be >= 0, got ${deadlineMs}`,
-    );
-  }
+  checkNumber(
+    deadlineMs,
+    (ms) => ms >= 0,
+    () => `Cannot compute a queue wait limit: deadline must be >= 0, got ${deadlineMs}`,
+  );
   return Math.min(deadlineMs / 4, MAX_QUEUE_WAIT_LIMIT_MS);
 }
 

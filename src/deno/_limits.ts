@@ -5,6 +5,8 @@
  * @module
  */
 
+import { checkNumber } from "../_shared/errors.ts";
+
 /**
  * Longest wait for a new connection's first complete request head, in ms:
  * 10 s, Go's usual `ReadHeaderTimeout` advice, and far beyond what a client
@@ -51,7 +53,8 @@ export interface ConnectionLimits {
 /**
  * `limits` with their defaults.
  *
- * @throws {RangeError} for a timeout that is not a number > 0, or a cap that is not an integer >= 1.
+ * @throws {RangeError} for a timeout that is not > 0, or a cap that is not an integer >= 1
+ * ({TypeError}: not a number).
  */
 export function checkLimits(what: string, limits: ConnectionLimits): Required<ConnectionLimits> {
   const headerTimeoutMs = limits.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
@@ -60,16 +63,16 @@ export function checkLimits(what: string, limits: ConnectionLimits): Required<Co
   for (
     const [name, value] of [["headerTimeoutMs", headerTimeoutMs], ["idleTimeoutMs", idleTimeoutMs]]
   ) {
-    if (!(typeof value === "number" && value > 0)) {
-      throw new RangeError(
-        `Cannot ${what}: ${name} must be a number > 0 (Infinity: none), got ${String(value)}`,
-      );
-    }
-  }
-  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1)) {
-    throw new RangeError(
-      `Cannot ${what}: maxConnections must be an integer >= 1, got ${String(maxConnections)}`,
+    checkNumber(
+      value,
+      (ms) => ms > 0,
+      () => `Cannot ${what}: ${name} must be a number > 0 (Infinity: none), got ${String(value)}`,
     );
   }
+  checkNumber(
+    maxConnections,
+    (n) => Number.isSafeInteger(n) && n >= 1,
+    () => `Cannot ${what}: maxConnections must be an integer >= 1, got ${String(maxConnections)}`,
+  );
   return { headerTimeoutMs, idleTimeoutMs, maxConnections };
 }

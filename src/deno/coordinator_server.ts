@@ -32,6 +32,7 @@ import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Where the coordinator listens when not told: `127.0.0.1:7070`. */
 export const DEFAULT_COORDINATOR_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7070 };
@@ -123,7 +124,8 @@ export interface CoordinatorServer {
    * an empty file is more often a file cut short than a wish to drop every
    * FlowSchema. Resolves with what changed; `onReload` hears of it, and of a refusal.
    *
-   * @throws {ConfigurationError} or {RangeError} when it is invalid or empty; nothing changes then.
+   * @throws {ConfigurationError} when it is invalid, {TypeError} when it is empty (without
+   * `allowEmpty`); nothing changes then.
    */
   reload(
     configuration?: FlowControlConfiguration,
@@ -187,13 +189,14 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
   const limits = checkLimits("serve the coordinator", options);
   const helloTimeoutMs = options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS;
-  if (!(typeof helloTimeoutMs === "number" && helloTimeoutMs > 0)) {
-    throw new RangeError(
+  checkNumber(
+    helloTimeoutMs,
+    (ms) => ms > 0,
+    () =>
       `Cannot serve the coordinator: helloTimeoutMs must be a number > 0, got ${
         String(helloTimeoutMs)
       }`,
-    );
-  }
+  );
   const clock = options.clock ?? systemClock;
   const mandatoryOnly = options.mandatoryOnly === true;
   const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
@@ -296,7 +299,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     if (
       !allowEmpty && objectCount(candidate) === 0 && objectCount(user) > 0
     ) {
-      throw new RangeError(
+      throw new TypeError(
         `Cannot reload the configuration: it has no FlowSchema and no PriorityLevelConfiguration, and would drop all ${
           objectCount(user)
         } of the current one (reload with allowEmpty to mean it)`,

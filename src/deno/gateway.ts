@@ -17,6 +17,7 @@ import { checkLimits } from "./_limits.ts";
 import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
+import { valueError } from "../_shared/errors.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
@@ -148,15 +149,15 @@ function upstreamUrl(upstream: string | URL): URL {
 }
 
 function checkAddress(name: string, addr: ListenAddress): ListenAddress {
-  if (
-    typeof addr !== "object" || addr === null || typeof addr.hostname !== "string" ||
-    addr.hostname === "" || !Number.isInteger(addr.port) || addr.port < 0 || addr.port > 65535
-  ) {
-    throw new TypeError(
+  const shaped = typeof addr === "object" && addr !== null && typeof addr.hostname === "string" &&
+    addr.hostname !== "";
+  const port: unknown = shaped ? addr.port : undefined;
+  if (!shaped || !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
+    const message =
       `Cannot serve the gateway: ${name} must be { hostname, port } with a port in 0..65535, got ${
         JSON.stringify(addr)
-      }`,
-    );
+      }`;
+    throw shaped ? valueError(port, message) : new TypeError(message);
   }
   return addr;
 }

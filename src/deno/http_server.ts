@@ -134,7 +134,8 @@ const MAX_BACKOFF_MS = 1_000;
  * await server.finished;
  * ```
  *
- * @throws {RangeError} for a timeout that is not a number > 0, or a cap that is not an integer >= 1.
+ * @throws {RangeError} for a timeout that is not > 0, or a cap that is not an integer >= 1
+ * ({TypeError}: not a number).
  * @throws {Deno.errors.AddrInUse} and the like when the address cannot be listened on: the
  * same class, its message naming the address (and `name`).
  */

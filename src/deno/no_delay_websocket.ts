@@ -15,6 +15,7 @@
 import type { CoordinatorSocket } from "../remote/client_types.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 import { dialNoDelay, WebSocketClient } from "./_websocket_client.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Options of {@linkcode noDelayWebSocket}. */
 export interface NoDelayWebSocketOptions {
@@ -66,24 +67,26 @@ const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
  *
  * @param options Trusted CA certificates, the message size limit, the close timeout.
  * @returns A function opening one connection to a `ws:` or `wss:` URL per call.
- * @throws {RangeError} when `maxMessageBytes` or `closeTimeoutMs` is not a positive number;
- * {TypeError} when `caCerts` is not an array of strings.
+ * @throws {RangeError} when `maxMessageBytes` or `closeTimeoutMs` is not positive;
+ * {TypeError} when one is not a number, or `caCerts` is not an array of strings.
  */
 export function noDelayWebSocket(
   options: NoDelayWebSocketOptions = {},
 ): (url: string) => CoordinatorSocket {
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if (!(Number.isSafeInteger(maxMessageBytes) && maxMessageBytes > 0)) {
-    throw new RangeError(
+  checkNumber(
+    maxMessageBytes,
+    (n) => Number.isSafeInteger(n) && n > 0,
+    () =>
       `Cannot create a WebSocket factory: maxMessageBytes must be an integer > 0, got ${maxMessageBytes}`,
-    );
-  }
+  );
   const closeTimeoutMs = options.closeTimeoutMs ?? 1_000;
-  if (!(closeTimeoutMs > 0 && closeTimeoutMs < Infinity)) {
-    throw new RangeError(
+  checkNumber(
+    closeTimeoutMs,
+    (ms) => ms > 0 && ms < Infinity,
+    () =>
       `Cannot create a WebSocket factory: closeTimeoutMs must be a number > 0, got ${closeTimeoutMs}`,
-    );
-  }
+  );
   const caCerts = options.caCerts;
   if (caCerts !== undefined && !(Array.isArray(caCerts) && caCerts.every(isString))) {
     throw new TypeError(

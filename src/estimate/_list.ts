@@ -8,7 +8,7 @@
  * @module
  */
 
-import { isInt64 } from "../classify/_label_selector.ts";
+import { isInt64 } from "../classify/label_selector.ts";
 import {
   CONTINUE,
   LIMIT,
@@ -19,7 +19,7 @@ import {
   RESOURCE_VERSION_MATCH,
   SEND_INITIAL_EVENTS,
   TIMEOUT_SECONDS,
-} from "../classify/_list_options.ts";
+} from "../classify/list_options.ts";
 import {
   objectCountKey,
   type ObjectCountSource,

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import { listEstimator } from "./_list.ts";
 import { mutatingEstimator } from "./_mutating.ts";
 import type { ObjectCountSource } from "./object_count_tracker.ts";
@@ -86,7 +86,7 @@ const WHAT = "create Kubernetes work estimator";
  * ```
  *
  * @throws {TypeError} when a source or switch has the wrong type.
- * @throws {RangeError} when a config parameter is out of range.
+ * @throws {RangeError} when a config parameter is out of range ({TypeError}: not a number).
  */
 export function kubernetesEstimator(options: KubernetesEstimatorOptions = {}): WorkEstimator {
   if (options === null || typeof options !== "object") {

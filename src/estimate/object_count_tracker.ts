@@ -8,8 +8,9 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** What is known about the stored objects of one resource. */
 export interface ObjectStats {
@@ -96,7 +97,8 @@ export class ObjectCountTracker implements ObjectCountSource {
    * age, as in Kubernetes.
    *
    * @throws {TypeError} when `groupResource` is not a string.
-   * @throws {RangeError} when the count is not an integer or the size is not finite.
+   * @throws {RangeError} when the count is not an integer or the size is not finite
+   * ({TypeError}: not a number).
    */
   set(groupResource: string, stats: ObjectStats): void {
     if (typeof groupResource !== "string") {
@@ -106,18 +108,22 @@ export class ObjectCountTracker implements ObjectCountSource {
     }
     const count: unknown = stats?.count;
     const size: unknown = stats?.avgSizeBytes;
-    if (typeof count !== "number" || !Number.isSafeInteger(count)) {
-      throw new RangeError(
+    checkNumber(
+      count,
+      Number.isSafeInteger,
+      () =>
         `Cannot set an object count for ${show(groupResource)}: count must be an integer, got ${
           show(count)
         }`,
-      );
-    }
-    if (size !== undefined && (typeof size !== "number" || !Number.isFinite(size))) {
-      throw new RangeError(
-        `Cannot set an object count for ${
-          show(groupResource)
-        }: avgSizeBytes must be a finite number, got ${show(size)}`,
+    );
+    if (size !== undefined) {
+      checkNumber(
+        size,
+        Number.isFinite,
+        () =>
+          `Cannot set an object count for ${
+            show(groupResource)
+          }: avgSizeBytes must be a finite number, got ${show(size)}`,
       );
     }
     const now = this.#clock.now();

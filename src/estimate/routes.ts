@@ -6,7 +6,7 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
 import { kubernetesEstimator } from "./kubernetes.ts";
 import { type PatternSegment, RouteTrie, type TrieEntry } from "./_route_trie.ts";
 import type { EstimateInput, ResolvedWorkEstimate, WorkEstimator } from "./types.ts";

@@ -7,9 +7,9 @@
  * @module
  */
 
-import { isLabelSelector } from "../classify/_label_selector.ts";
-import { show } from "../classify/_path_segments.ts";
-import { exactFieldValue, ListParams } from "../classify/_list_options.ts";
+import { isLabelSelector } from "../classify/label_selector.ts";
+import { show } from "../_shared/show.ts";
+import { exactFieldValue, ListParams } from "../classify/list_options.ts";
 import type { RequestInfo } from "../classify/request_info.ts";
 
 /** Where the mutating estimator looks up how many watches a write concerns. */

@@ -6,7 +6,8 @@
  * @module
  */
 
-import { show } from "../classify/_path_segments.ts";
+import { show } from "../_shared/show.ts";
+import { valueError } from "../_shared/errors.ts";
 
 /** Tunable parameters of the Kubernetes work estimators. */
 export interface WorkEstimatorConfig {
@@ -113,7 +114,8 @@ export function resolveWorkEstimatorConfig(
   for (const key of Object.keys(RULES) as (keyof WorkEstimatorConfig)[]) {
     const value: unknown = overrides?.[key] ?? base[key];
     if (!satisfies(value, RULES[key])) {
-      throw new RangeError(
+      throw valueError(
+        value,
         `Cannot ${what}: config.${key} must be a finite ${RULES[key]}, got ${show(value)}`,
       );
     }

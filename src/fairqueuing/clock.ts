@@ -10,6 +10,7 @@
  */
 
 import { IndexedHeap } from "./_indexed_heap.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** A pending timer; cancelling is idempotent and harmless after it fired. */
 export interface Timer {
@@ -170,11 +171,11 @@ export class FakeEventClock implements Clock {
 
   /** Creates a fake clock reading `startMs` (default 0). */
   constructor(startMs = 0) {
-    if (!Number.isFinite(startMs)) {
-      throw new RangeError(
-        `Cannot create a FakeEventClock: start time must be finite, got ${startMs}`,
-      );
-    }
+    checkNumber(
+      startMs,
+      Number.isFinite,
+      () => `Cannot create a FakeEventClock: start time must be finite, got ${startMs}`,
+    );
     this.#now = startMs;
   }
 
@@ -217,11 +218,11 @@ export class FakeEventClock implements Clock {
    * Returns the number of callbacks run.
    */
   advance(ms: number): number {
-    if (!(ms >= 0) || ms === Infinity) {
-      throw new RangeError(
-        `Cannot advance a FakeEventClock: ms must be finite and >= 0, got ${ms}`,
-      );
-    }
+    checkNumber(
+      ms,
+      (n) => n >= 0 && n !== Infinity,
+      () => `Cannot advance a FakeEventClock: ms must be finite and >= 0, got ${ms}`,
+    );
     return this.advanceTo(this.#now + ms);
   }
 
@@ -231,9 +232,11 @@ export class FakeEventClock implements Clock {
    * the number of callbacks run.
    */
   advanceTo(t: number): number {
-    if (Number.isNaN(t) || t === Infinity) {
-      throw new RangeError(`Cannot advance a FakeEventClock: target must be finite, got ${t}`);
-    }
+    checkNumber(
+      t,
+      (n) => !Number.isNaN(n) && n !== Infinity,
+      () => `Cannot advance a FakeEventClock: target must be finite, got ${t}`,
+    );
     const ran = this.#run(t, Infinity);
     if (t > this.#now) this.#now = t;
     return ran;
@@ -248,11 +251,10 @@ export class FakeEventClock implements Clock {
    * which guards tests against timers that reschedule themselves forever.
    */
   runUntilIdle(limitMs = Infinity, maxCallbacks = 10_000_000): number {
-    if (Number.isNaN(limitMs) || !(maxCallbacks >= 0)) {
-      throw new RangeError(
-        `Cannot run the FakeEventClock until idle: limitMs must be a number and maxCallbacks >= 0, got ${limitMs} and ${maxCallbacks}`,
-      );
-    }
+    const message = () =>
+      `Cannot run the FakeEventClock until idle: limitMs must be a number and maxCallbacks >= 0, got ${limitMs} and ${maxCallbacks}`;
+    checkNumber(limitMs, (n) => !Number.isNaN(n), message);
+    checkNumber(maxCallbacks, (n) => n >= 0, message);
     return this.#run(limitMs, maxCallbacks);
   }
 

@@ -95,6 +95,7 @@ import type {
   SnapshotOptions,
   StartRequestInit,
 } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** `G`: the execution time assumed for every request until it finishes (Kubernetes: 3 ms). */
 export const ESTIMATED_SERVICE_DURATION_MS = 3;
@@ -112,7 +113,13 @@ function validHash(hash: unknown): hash is bigint | FlowHash {
     isUint32((hash as FlowHash).hi) && isUint32((hash as FlowHash).lo);
 }
 
-/** The descriptor of requests started without one. */
+/** Whether `hash` has a hash's type (a bigint, or two number halves), whatever their range. */
+function isHashShaped(hash: unknown): boolean {
+  return typeof hash === "bigint" ||
+    typeof hash === "object" && hash !== null && typeof (hash as FlowHash).hi === "number" &&
+      typeof (hash as FlowHash).lo === "number";
+}
+
 /** A request's signal as given: a signal, a function returning one when needed, or none. */
 type SignalInit = AbortSignal | (() => AbortSignal | undefined) | null;
 
@@ -166,7 +173,8 @@ export interface QueueSetConfigChange {
    * Applies the change (at most once), optionally with a different
    * concurrency limit (the one borrowing computed).
    *
-   * @throws {RangeError} when `concurrencyLimit` is not an integer >= 0.
+   * @throws {RangeError} when `concurrencyLimit` is not an integer >= 0 ({TypeError}: not a
+   * number).
    * @throws {TypeError} when the change was already applied or the set is closed.
    */
   complete(concurrencyLimit?: number): void;
@@ -266,18 +274,20 @@ export class QueueSet {
   /**
    * Creates a queue set; virtual time starts at 0.
    *
-   * @throws {RangeError} when the configuration is invalid (naming the field).
+   * @throws {RangeError} for a number out of range, {TypeError} for any other invalid field
+   * (naming the field).
    */
   constructor(config: QueueSetConfig, options: QueueSetOptions = {}) {
     this.name = options.name ?? "queue-set";
     const g = options.estimatedServiceDurationMs ?? ESTIMATED_SERVICE_DURATION_MS;
-    if (!(g > 0 && g < Infinity)) {
-      throw new RangeError(
+    checkNumber(
+      g,
+      (ms) => ms > 0 && ms < Infinity,
+      () =>
         `Cannot create queue set ${
           JSON.stringify(this.name)
         }: estimatedServiceDurationMs must be finite and > 0, got ${g}`,
-      );
-    }
+    );
     this.#g = g;
     this.#oneSeatG = seatsTimesDuration(1, g);
     this.#cfg = resolveConfig(this.name, config, null);
@@ -351,9 +361,11 @@ export class QueueSet {
     }
     const work = resolveWork(init.work);
     const waitLimitMs = init.waitLimitMs;
-    if (waitLimitMs !== undefined && !(typeof waitLimitMs === "number" && waitLimitMs >= 0)) {
-      throw new RangeError(
-        `Cannot start a request: waitLimitMs must be a number >= 0, got ${waitLimitMs}`,
+    if (waitLimitMs !== undefined) {
+      checkNumber(
+        waitLimitMs,
+        (ms) => ms >= 0,
+        () => `Cannot start a request: waitLimitMs must be a number >= 0, got ${waitLimitMs}`,
       );
     }
     const signal = init.signal ?? null;
@@ -366,7 +378,7 @@ export class QueueSet {
     const queuing = cfg.desiredQueues > 0;
     const hash = init.hash;
     if (cfg.desiredQueues > 1 && !validHash(hash)) {
-      throw new (hash === undefined ? TypeError : RangeError)(
+      throw new (isHashShaped(hash) ? RangeError : TypeError)(
         hash === undefined
           ? `Cannot start a request: queue set ${
             JSON.stringify(this.name)
@@ -421,7 +433,7 @@ export class QueueSet {
    * `setConfiguration`, `removeQueueIfEmptyLocked`).
    * The same as `beginConfigure(config).complete()`.
    *
-   * @throws {RangeError} when `config` is invalid; nothing changes then.
+   * @throws {RangeError} or {TypeError} when `config` is invalid; nothing changes then.
    * @throws {TypeError} when the set is closed.
    */
   configure(config: QueueSetConfig): void {
@@ -432,7 +444,7 @@ export class QueueSet {
    * Validates `config` against this set without applying it (the first
    * phase of a reconfiguration, Kubernetes' `BeginConfigChange`).
    *
-   * @throws {RangeError} when `config` is invalid; nothing changes.
+   * @throws {RangeError} or {TypeError} when `config` is invalid; nothing changes.
    * @throws {TypeError} when the set is closed.
    */
   beginConfigure(config: QueueSetConfig): QueueSetConfigChange {
@@ -458,7 +470,7 @@ export class QueueSet {
   /**
    * Changes only the concurrency limit (the borrowing adjustment).
    *
-   * @throws {RangeError} when `limit` is not an integer >= 0.
+   * @throws {RangeError} when `limit` is not an integer >= 0 ({TypeError}: not a number).
    * @throws {TypeError} when the set is closed.
    */
   setConcurrencyLimit(limit: number): void {
@@ -780,9 +792,12 @@ export class QueueSet {
 
   #finishRequest(r: Req, executionMs: number | undefined): boolean {
     if (r.phase !== EXECUTING) return false;
-    if (executionMs !== undefined && !(executionMs >= 0 && executionMs < Infinity)) {
-      throw new RangeError(
-        `Cannot finish a request: executionMs must be a finite number >= 0, got ${executionMs}`,
+    if (executionMs !== undefined) {
+      checkNumber(
+        executionMs,
+        (ms) => ms >= 0 && ms < Infinity,
+        () =>
+          `Cannot finish a request: executionMs must be a finite number >= 0, got ${executionMs}`,
       );
     }
     this.#syncTime();
@@ -961,13 +976,14 @@ export class QueueSet {
 }
 
 function checkLimit(name: string, limit: number): void {
-  if (!(Number.isSafeInteger(limit) && limit >= 0)) {
-    throw new RangeError(
+  checkNumber(
+    limit,
+    (n) => Number.isSafeInteger(n) && n >= 0,
+    () =>
       `Cannot set the concurrency limit of queue set ${
         JSON.stringify(name)
       }: must be an integer >= 0, got ${limit}`,
-    );
-  }
+  );
 }
 
 function requestSnapshot(r: Req, queueIndex: number, indexInQueue: number): RequestSnapshot {

@@ -8,6 +8,7 @@
 
 import { Dealer } from "./shuffle_shard.ts";
 import type { QueueSetConfig, WorkEstimate } from "./types.ts";
+import { valueError } from "../_shared/errors.ts";
 
 /** A validated configuration, in Kubernetes' terms (the queue set's `qCfg` and `dCfg`). */
 export interface ResolvedConfig {
@@ -25,8 +26,14 @@ export interface ResolvedConfig {
   requestWaitLimitMs: number | null;
 }
 
+/** Throws a TypeError: a wrong type, a missing field or an unknown name. */
 function fail(name: string, message: string): never {
-  throw new RangeError(`Cannot configure queue set ${JSON.stringify(name)}: ${message}`);
+  throw new TypeError(`Cannot configure queue set ${JSON.stringify(name)}: ${message}`);
+}
+
+/** Throws for a bad `value`: a RangeError when it is a number out of range, else a TypeError. */
+function failValue(name: string, message: string, value: unknown): never {
+  throw valueError(value, `Cannot configure queue set ${JSON.stringify(name)}: ${message}`);
 }
 
 function show(value: unknown): string {
@@ -40,8 +47,9 @@ function isCount(value: unknown, min: number): value is number {
 /**
  * Validates `config` and resolves it against the previous configuration.
  *
- * @throws {TypeError} when `config` is not an object.
- * @throws {RangeError} naming the first invalid field and the value received.
+ * @throws {TypeError} when `config` is not an object, or a field is missing, of the wrong
+ * type or an unknown name, naming the field and the value received.
+ * @throws {RangeError} when a number is out of range, naming the field and the value received.
  */
 export function resolveConfig(
   name: string,
@@ -61,7 +69,11 @@ export function resolveConfig(
   }
   const wait = type === "Limited" ? config.requestWaitLimitMs ?? null : null;
   if (wait !== null && !(typeof wait === "number" && wait >= 0 && wait < Infinity)) {
-    fail(name, `requestWaitLimitMs must be null or a finite number >= 0, got ${show(wait)}`);
+    failValue(
+      name,
+      `requestWaitLimitMs must be null or a finite number >= 0, got ${show(wait)}`,
+      wait,
+    );
   }
   const keep = {
     queueLengthLimit: previous?.queueLengthLimit ?? 0,
@@ -71,29 +83,42 @@ export function resolveConfig(
   };
   if (type === "Exempt") {
     const cl = config.concurrencyLimit ?? 0;
-    if (!isCount(cl, 0)) fail(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`);
+    if (!isCount(cl, 0)) {
+      failValue(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`, cl);
+    }
     return { desiredQueues: -1, concurrencyLimit: cl, ...keep };
   }
   const cl = config.concurrencyLimit;
-  if (!isCount(cl, 0)) fail(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`);
+  if (!isCount(cl, 0)) {
+    failValue(name, `concurrencyLimit must be an integer >= 0, got ${show(cl)}`, cl);
+  }
   const q = config.queuing;
   if (q === undefined) fail(name, "queuing is required for a Limited queue set (null: no queuing)");
   if (q === null) return { desiredQueues: 0, concurrencyLimit: cl, ...keep };
   if (typeof q !== "object") fail(name, `queuing must be an object or null, got ${show(q)}`);
   if (!isCount(q.queues, 1)) {
-    fail(name, `queuing.queues must be an integer >= 1, got ${show(q.queues)}`);
+    failValue(name, `queuing.queues must be an integer >= 1, got ${show(q.queues)}`, q.queues);
   }
   if (!isCount(q.queueLengthLimit, 0)) {
-    fail(name, `queuing.queueLengthLimit must be an integer >= 0, got ${show(q.queueLengthLimit)}`);
+    failValue(
+      name,
+      `queuing.queueLengthLimit must be an integer >= 0, got ${show(q.queueLengthLimit)}`,
+      q.queueLengthLimit,
+    );
   }
   if (!isCount(q.handSize, 1)) {
-    fail(name, `queuing.handSize must be an integer >= 1, got ${show(q.handSize)}`);
+    failValue(
+      name,
+      `queuing.handSize must be an integer >= 1, got ${show(q.handSize)}`,
+      q.handSize,
+    );
   }
   let dealer: Dealer;
   try {
     dealer = new Dealer(q.queues, q.handSize);
   } catch (e) {
-    fail(name, `queuing: ${(e as Error).message}`);
+    // Both sizes are counts by now: what the Dealer refuses is their range.
+    failValue(name, `queuing: ${(e as Error).message}`, q.handSize);
   }
   return {
     desiredQueues: q.queues,
@@ -117,20 +142,23 @@ const DEFAULT_WORK: ResolvedWork = { initialSeats: 1, finalSeats: 0, additionalL
 /**
  * Validates a work estimate, filling in the defaults.
  *
- * @throws {RangeError} naming the invalid field and the value received.
+ * @throws {RangeError} naming the field when a number is out of range, {TypeError} when a
+ * field is not a number.
  */
 export function resolveWork(work: WorkEstimate | undefined): ResolvedWork {
   if (work === undefined) return DEFAULT_WORK;
   const { initialSeats = 1, finalSeats = 0, additionalLatencyMs = 0 } = work;
   if (!isCount(initialSeats, 1)) {
-    throw new RangeError(
+    throw valueError(
+      initialSeats,
       `Cannot start a request: work.initialSeats must be an integer >= 1, got ${
         show(initialSeats)
       }`,
     );
   }
   if (!isCount(finalSeats, 0)) {
-    throw new RangeError(
+    throw valueError(
+      finalSeats,
       `Cannot start a request: work.finalSeats must be an integer >= 0, got ${show(finalSeats)}`,
     );
   }
@@ -138,7 +166,8 @@ export function resolveWork(work: WorkEstimate | undefined): ResolvedWork {
     !(typeof additionalLatencyMs === "number" && additionalLatencyMs >= 0 &&
       additionalLatencyMs < Infinity)
   ) {
-    throw new RangeError(
+    throw valueError(
+      additionalLatencyMs,
       `Cannot start a request: work.additionalLatencyMs must be a finite number >= 0, got ${
         show(additionalLatencyMs)
       }`,

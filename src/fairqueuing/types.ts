@@ -5,8 +5,11 @@
  * @module
  */
 
-/** How a limited level queues (Kubernetes' `QueuingConfiguration`). */
-export interface QueuingConfig {
+/**
+ * How a limited queue set queues: the API's `QueuingConfiguration` with
+ * every default applied (Kubernetes' `fairqueuing.QueuingConfig`).
+ */
+export interface QueueSetQueuing {
   /** Number of queues (integer ≥ 1). */
   queues: number;
   /** Requests a queue holds before arrivals may be rejected (integer ≥ 0). */
@@ -33,7 +36,7 @@ export interface LimitedQueueSetConfig {
   /** Seats of the level: its current concurrency limit (integer ≥ 0). */
   concurrencyLimit: number;
   /** Queuing parameters, or `null` to reject instead of queuing. */
-  queuing: QueuingConfig | null;
+  queuing: QueueSetQueuing | null;
   /**
    * Kubernetes ≤ 1.27 `RequestWaitLimit`, in ms: when a request joins a
    * queue, requests that have waited in that queue longer than this are

@@ -41,6 +41,7 @@ import { bodyIsComplete } from "./_complete_body.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** The middleware, with what the admin routes and the app's shutdown need. */
 export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler<E> {
@@ -86,11 +87,11 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   // A remote coordinator is the one source of truth: classify with what it sends.
   const source = options.coordinator;
   // A source that can say when its first configuration is in: requests wait for it, bounded.
-  let first: (() => Promise<void>) | null = isConfigurationSource(source) &&
+  let first: (() => Promise<void>) | null = isConfigurationPublisher(source) &&
       typeof source.ready === "function"
     ? source.ready.bind(source)
     : null;
-  const unsubscribe = isConfigurationSource(source)
+  const unsubscribe = isConfigurationPublisher(source)
     ? subscribe(source, (effective) => {
       current = effective;
       classifier = new Classifier(effective);
@@ -232,21 +233,23 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
 }
 
 /** A coordinator that hands out its configuration (a remote one). */
-interface ConfigurationSource {
+interface ConfigurationPublisher {
   readonly configuration: WireConfiguration | null;
   onConfiguration(listener: (configuration: WireConfiguration) => void): () => void;
   /** Resolves once the first configuration arrived, or the source gave up waiting for it. */
   ready?(): Promise<void>;
 }
 
-function isConfigurationSource(c: Coordinator | undefined): c is Coordinator & ConfigurationSource {
+function isConfigurationPublisher(
+  c: Coordinator | undefined,
+): c is Coordinator & ConfigurationPublisher {
   return c !== undefined &&
-    typeof (c as Partial<ConfigurationSource>).onConfiguration === "function";
+    typeof (c as Partial<ConfigurationPublisher>).onConfiguration === "function";
 }
 
 /** Adopts the source's configuration now (if any) and on every update; returns the unsubscribe. */
 function subscribe(
-  source: ConfigurationSource,
+  source: ConfigurationPublisher,
   adopt: (effective: EffectiveConfiguration) => void,
 ): () => void {
   const take = (wire: WireConfiguration) => {
@@ -309,9 +312,11 @@ function checkOptions(options: ApfOptions<any>): void {
     }
   }
   const t = options.requestTimeoutMs;
-  if (t !== undefined && !(typeof t === "number" && t > 0 && t < Infinity)) {
-    throw new RangeError(
-      `Cannot create apf(): requestTimeoutMs must be a finite number > 0, got ${String(t)}`,
+  if (t !== undefined) {
+    checkNumber(
+      t,
+      (ms) => ms > 0 && ms < Infinity,
+      () => `Cannot create apf(): requestTimeoutMs must be a finite number > 0, got ${String(t)}`,
     );
   }
   const co = options.coordinator;

@@ -8,6 +8,7 @@
 
 import { fmtReceived, formatValue } from "./_exposition.ts";
 import { braces, Family } from "./_family.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Options of a counter or gauge. */
 export interface MetricOptions {
@@ -35,10 +36,11 @@ export class CounterChild {
   /**
    * Adds `n` (default 1).
    *
-   * @throws {RangeError} when `n` is negative or NaN (counters only go up).
+   * @throws {RangeError} when `n` is negative or NaN (counters only go up; {TypeError}: not a
+   * number).
    */
   inc(n = 1): void {
-    if (!(n >= 0)) throw new RangeError(`Cannot decrease a counter: got ${n}`);
+    checkNumber(n, (x) => x >= 0, () => `Cannot decrease a counter: got ${n}`);
     this.#value += n;
   }
 }
@@ -200,7 +202,7 @@ export class Histogram extends MetricFamily<HistogramChild> {
   /**
    * Creates a histogram (usually through {@linkcode Registry.histogram}).
    *
-   * @throws {RangeError} for buckets that are not strictly increasing numbers.
+   * @throws {RangeError} for buckets that are not strictly increasing ({TypeError}: not numbers).
    */
   constructor(options: HistogramOptions) {
     const b = Array.isArray(options.buckets) ? [...options.buckets] : null;
@@ -208,11 +210,14 @@ export class Histogram extends MetricFamily<HistogramChild> {
     if (
       b === null || b.some((x, i) => typeof x !== "number" || !(x > (i ? b[i - 1]! : -Infinity)))
     ) {
-      throw new RangeError(
+      const message =
         `Cannot create metric ${options.name}: buckets must be strictly increasing numbers, got ${
           fmtReceived(options.buckets)
-        }`,
-      );
+        }`;
+      // Numbers out of order are a range mistake; anything else is of the wrong type.
+      throw b !== null && b.every((x) => typeof x === "number")
+        ? new RangeError(message)
+        : new TypeError(message);
     }
     const bounds = Float64Array.from(b);
     super(options, ["le"], () => new HistogramChild(bounds));

@@ -59,7 +59,7 @@ export class Registry {
    * Creates and registers a histogram.
    *
    * @throws {TypeError} for an invalid or already registered name, or invalid label names.
-   * @throws {RangeError} for buckets that are not strictly increasing numbers.
+   * @throws {RangeError} for buckets that are not strictly increasing ({TypeError}: not numbers).
    */
   histogram(options: HistogramOptions): Histogram {
     return this.#add(options.name, () => new Histogram(options));

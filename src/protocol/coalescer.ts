@@ -7,6 +7,7 @@
  */
 
 import { MAX_BATCH } from "./wire.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /**
  * Collects items and hands them to `flush` in batches: once per tick, or at
@@ -37,14 +38,14 @@ export class Coalescer<T> {
    * `flush` receives each batch (never empty); `maxBatch` (default the wire's
    * {@linkcode MAX_BATCH}) bounds its size.
    *
-   * @throws {RangeError} when `maxBatch` is not an integer >= 1.
+   * @throws {RangeError} when `maxBatch` is not an integer >= 1 ({TypeError}: not a number).
    */
   constructor(flush: (batch: T[]) => void, maxBatch: number = MAX_BATCH) {
-    if (!(Number.isSafeInteger(maxBatch) && maxBatch >= 1)) {
-      throw new RangeError(
-        `Cannot create a Coalescer: maxBatch must be an integer >= 1, got ${maxBatch}`,
-      );
-    }
+    checkNumber(
+      maxBatch,
+      (n) => Number.isSafeInteger(n) && n >= 1,
+      () => `Cannot create a Coalescer: maxBatch must be an integer >= 1, got ${maxBatch}`,
+    );
     this.#flush = flush;
     this.#maxBatch = maxBatch;
   }

@@ -16,6 +16,7 @@
 import { z } from "zod";
 import { isPlainOpsMessage, isPlainSeatRequest } from "./fast_check.ts";
 import type { SeatRequest } from "../coordinator/types.ts";
+import { errorClassOf } from "../_shared/errors.ts";
 
 /** The protocol versions this implementation speaks, newest last. */
 export const WIRE_VERSIONS: readonly number[] = [1];
@@ -310,8 +311,16 @@ export function seatRequestProblem(request: unknown): SeatRequestProblem | null 
   if (parsed.success) return null;
   const issue = parsed.error.issues[0]!;
   const at = issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
+  // The class follows the value received, as the embedded coordinator's checks do: a number
+  // out of range (1.5 where an integer goes, NaN, -1) is a RangeError, anything else a TypeError.
+  let value: unknown = request;
+  for (const key of issue.path) {
+    value = typeof value === "object" && value !== null
+      ? (value as Record<PropertyKey, unknown>)[key]
+      : undefined;
+  }
   return {
-    error: issue.code === "too_small" || issue.code === "too_big" ? "RangeError" : "TypeError",
+    error: errorClassOf(value),
     message: `Cannot acquire a seat: invalid request${at}: ${issue.message}`,
   };
 }

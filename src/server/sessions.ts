@@ -16,6 +16,7 @@ import type { ReclaimedSeatSnapshot, SessionSnapshot, SessionsSnapshot } from ".
 import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { Admission, Coordinator, Rejected, Seat, SeatRequest } from "../coordinator/types.ts";
 import type { WireDecision, WireError, WireOp } from "../protocol/wire.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Default lease term of a granted seat: 30 s. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -408,17 +409,22 @@ export class SessionHost {
   /**
    * Hosts sessions over `coordinator`.
    *
-   * @throws {RangeError} when `leaseMs` is not > 0 or `graceMs` not >= 0.
+   * @throws {RangeError} when `leaseMs` is not > 0 or `graceMs` not >= 0 ({TypeError}: not a
+   * number).
    */
   constructor(coordinator: Coordinator, options: SessionHostOptions = {}) {
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-    if (!(leaseMs > 0 && leaseMs < Infinity)) {
-      throw new RangeError(`Cannot create a SessionHost: leaseMs must be > 0, got ${leaseMs}`);
-    }
-    if (!(graceMs >= 0 && graceMs < Infinity)) {
-      throw new RangeError(`Cannot create a SessionHost: graceMs must be >= 0, got ${graceMs}`);
-    }
+    checkNumber(
+      leaseMs,
+      (ms) => ms > 0 && ms < Infinity,
+      () => `Cannot create a SessionHost: leaseMs must be > 0, got ${leaseMs}`,
+    );
+    checkNumber(
+      graceMs,
+      (ms) => ms >= 0 && ms < Infinity,
+      () => `Cannot create a SessionHost: graceMs must be >= 0, got ${graceMs}`,
+    );
     this.coordinator = coordinator;
     this.leaseMs = leaseMs;
     this.graceMs = graceMs;

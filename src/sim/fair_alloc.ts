@@ -8,6 +8,7 @@
  */
 
 import type { Scenario } from "./types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /**
  * Divides `capacity` among `demands` max-min fairly ("water-filling"): every
@@ -19,7 +20,7 @@ import type { Scenario } from "./types.ts";
  * The result has one allocation per demand, in the same order.
  *
  * @throws {RangeError} when a demand is negative or not finite, or when the
- * capacity is negative or NaN.
+ * capacity is negative or NaN ({TypeError}: not a number).
  *
  * @example
  * ```ts
@@ -29,17 +30,17 @@ import type { Scenario } from "./types.ts";
  * ```
  */
 export function fairAlloc(demands: readonly number[], capacity: number): number[] {
-  if (!(capacity >= 0)) {
-    throw new RangeError(
-      `Cannot allocate: capacity must be a number >= 0, got ${String(capacity)}`,
-    );
-  }
+  checkNumber(
+    capacity,
+    (c) => c >= 0,
+    () => `Cannot allocate: capacity must be a number >= 0, got ${String(capacity)}`,
+  );
   demands.forEach((d, i) => {
-    if (typeof d !== "number" || !Number.isFinite(d) || d < 0) {
-      throw new RangeError(
-        `Cannot allocate: demand ${i} must be a finite number >= 0, got ${String(d)}`,
-      );
-    }
+    checkNumber(
+      d,
+      (n) => Number.isFinite(n) && n >= 0,
+      () => `Cannot allocate: demand ${i} must be a finite number >= 0, got ${String(d)}`,
+    );
   });
   // Smallest demands first: each either fits in the current equal share (and
   // leaves the rest for the larger ones) or does not, and then no later one does.

@@ -13,7 +13,7 @@
  */
 
 import { Dealer, MAX_DECK_SIZE } from "../fairqueuing/shuffle_shard.ts";
-import type { QueuingConfig } from "../fairqueuing/types.ts";
+import type { QueueSetQueuing } from "../fairqueuing/types.ts";
 import {
   clientList,
   describe,
@@ -112,9 +112,9 @@ function priorityLevel(value: unknown, path: string): ScenarioPriorityLevel {
   };
 }
 
-function queuing(value: unknown, path: string): QueuingConfig {
+function queuing(value: unknown, path: string): QueueSetQueuing {
   const v = object(value, path, ["queues", "queueLengthLimit", "handSize"]);
-  const q: QueuingConfig = {
+  const q: QueueSetQueuing = {
     queues: field(v, path, "queues", 9, integer(1)),
     queueLengthLimit: field(v, path, "queueLengthLimit", 8, integer(1)),
     handSize: field(v, path, "handSize", 1, integer(1)),

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { QueuingConfig } from "../fairqueuing/types.ts";
+import type { QueueSetQueuing } from "../fairqueuing/types.ts";
 
 /** The simulated priority level. */
 export interface ScenarioPriorityLevel {
@@ -14,7 +14,7 @@ export interface ScenarioPriorityLevel {
   /** Seats of the level (integer ≥ 0; irrelevant for `Exempt`). */
   concurrencyLimit: number;
   /** Queuing parameters, or `null` for a level that rejects instead of queuing. */
-  queuing: QueuingConfig | null;
+  queuing: QueueSetQueuing | null;
 }
 
 /** One client: a flow whose threads each make calls in a closed loop. */

@@ -31,6 +31,7 @@ import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { FlowHash } from "../../src/fairqueuing/types.ts";
 import { CONFORMANCE_LIMIT, conformanceConfiguration } from "./coordinator_config.ts";
+import { settle as settleTurns } from "./settle.ts";
 
 /** What a factory hands the suite. */
 export interface ConformanceHarness {
@@ -121,9 +122,7 @@ function assertRetryAfter(r: Rejected): void {
 }
 
 function makeCtx(h: ConformanceHarness, clock: FakeEventClock): Ctx {
-  const settle = h.settle?.bind(h) ?? (async () => {
-    for (let i = 0; i < 20; i++) await Promise.resolve();
-  });
+  const settle = h.settle?.bind(h) ?? (() => settleTurns(20));
   const ctx: Ctx = {
     clock,
     coordinator: h.coordinator,

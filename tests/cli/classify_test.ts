@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { run } from "./_run.ts";
+import { run } from "../_helpers/cli.ts";
 
 const lines = (out: string) => out.trimEnd().split("\n").map((l) => JSON.parse(l));
 

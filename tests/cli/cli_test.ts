@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { run } from "./_run.ts";
+import { run } from "../_helpers/cli.ts";
 
 const VALID_LEVEL = `apiVersion: flowcontrol.apiserver.k8s.io/v1
 kind: PriorityLevelConfiguration

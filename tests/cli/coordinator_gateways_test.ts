@@ -1,25 +1,13 @@
 import assert from "node:assert/strict";
-import { flood, sleep, testUpstream } from "../deno/_helpers.ts";
-import { readUntil, spawnApf } from "./_run.ts";
-
-type Apf = ReturnType<typeof spawnApf>;
-
-async function stop(p: Apf): Promise<number> {
-  try {
-    p.child.kill("SIGTERM");
-  } catch {
-    // it exited
-  }
-  const status = await p.child.status;
-  await p.stdout.cancel();
-  await p.stderr;
-  return status.code;
-}
+import { type ApfProcess, readUntil, spawnApf, stopApf } from "../_helpers/cli.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { flood } from "../_helpers/tenants.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 
 const tenants = new URL("./fixtures/tenants.yaml", import.meta.url).pathname;
 
 /** `apf coordinator` holding a level `tenants` of 4 seats (one flow per user). */
-function coordinatorAt(port: number): Apf {
+function coordinatorAt(port: number): ApfProcess {
   return spawnApf([
     "coordinator",
     "--listen",
@@ -33,7 +21,7 @@ function coordinatorAt(port: number): Apf {
 }
 
 /** Resolves once `p` has printed `pattern` `times` times (counting from its start). */
-async function printed(p: Apf, pattern: string, times = 1): Promise<void> {
+async function printed(p: ApfProcess, pattern: string, times = 1): Promise<void> {
   const escaped = pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   await readUntil(
     p.stdout,
@@ -52,7 +40,7 @@ async function get(base: string, path: string, user: string) {
 Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bounded, and they follow their policy while it is gone", async () => {
   const upstream = testUpstream({ sleepMs: 30 });
   let coordinator = coordinatorAt(0);
-  const gateways: Apf[] = [];
+  const gateways: ApfProcess[] = [];
   try {
     const [, port] = await readUntil(
       coordinator.stdout,
@@ -95,7 +83,7 @@ Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bo
     assert.ok(upstream.maxActive <= 4, `the upstream saw ${upstream.maxActive} at once, limit 4`);
 
     // The coordinator goes away: a serves from its local limiter, b refuses; neither hangs.
-    assert.equal(await stop(coordinator), 0);
+    assert.equal(await stopApf(coordinator), 0);
     await sleep(50);
     const local = await get(a, "/again", "mouse-1");
     assert.equal(local.res.status, 200);
@@ -109,17 +97,10 @@ Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bo
     await readUntil(coordinator.stdout, /listening on ws:/, coordinator.seen);
     for (const g of gateways) await printed(g, "sent its configuration", 2);
     assert.equal((await get(b, "/back", "mouse-2")).res.status, 200);
-    for (const g of gateways) assert.equal(await stop(g), 0);
-    assert.equal(await stop(coordinator), 0);
+    for (const g of gateways) assert.equal(await stopApf(g), 0);
+    assert.equal(await stopApf(coordinator), 0);
   } finally {
-    for (const p of [coordinator, ...gateways]) {
-      try {
-        p.child.kill("SIGKILL");
-      } catch {
-        // exited
-      }
-      await p.child.status;
-    }
+    for (const p of [coordinator, ...gateways]) await p[Symbol.asyncDispose]();
     await upstream.close();
   }
 });

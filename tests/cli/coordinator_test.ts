@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { COORDINATOR_USAGE, coordinatorCommand } from "../../src/cli/coordinator.ts";
-import { readUntil, run, spawnApf } from "./_run.ts";
+import { memoryIO, readUntil, run, spawnApf, stopApf } from "../_helpers/cli.ts";
+import { waitFor } from "../_helpers/real_time.ts";
 
 Deno.test("apf coordinator --help and bad options", async () => {
   const help = await run(["coordinator", "--help"]);
@@ -38,11 +39,6 @@ spec:
   limited: { nominalConcurrencyShares: ${shares}, limitResponse: { type: Reject } }
 `;
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(check(), what);
-}
-
 async function protocolClient(port: string) {
   const socket = new WebSocket(`ws://127.0.0.1:${port}/`);
   const messages: Record<string, unknown>[] = [];
@@ -65,16 +61,7 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
     "apf.yaml": level(10),
     token: "0123456789abcdef-secret\n",
   };
-  let stdout = "", stderr = "";
-  const io = {
-    readTextFile: (path: string) =>
-      files[path] === undefined
-        ? Promise.reject(new Error("No such file"))
-        : Promise.resolve(files[path]!),
-    stdinLines: async function* () {},
-    stdout: (t: string) => void (stdout += t),
-    stderr: (t: string) => void (stderr += t),
-  };
+  const { io, output } = memoryIO(files);
   let stop = () => {};
   let hangup = () => {};
   const done = coordinatorCommand(
@@ -89,9 +76,9 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
       return () => {};
     },
   );
-  await until(() => /listening on ws:/.test(stdout), "listening");
+  await waitFor(() => /listening on ws:/.test(output.stdout), "listening");
   const [, port] = /listening on ws:\/\/127\.0\.0\.1:(\d+) \(clients must present the token\)/.exec(
-    stdout,
+    output.stdout,
   )!;
   const c = await protocolClient(port!);
   c.socket.send(
@@ -113,57 +100,51 @@ Deno.test("apf coordinator: token, welcome, SIGHUP reload pushed to clients, an 
   );
   assert.equal((await intruder.next(1)).code, "unauthenticated");
   await intruder.closed;
-  await until(() => stderr.includes('refused client "gw-7"'), "the refusal logged");
-  assert.ok(!stderr.includes("not-the-token"));
+  await waitFor(() => output.stderr.includes('refused client "gw-7"'), "the refusal logged");
+  assert.ok(!output.stderr.includes("not-the-token"));
   assert.equal((welcome.config as { objects: unknown[] }).objects.length, 1);
 
   files["apf.yaml"] = level(20);
   hangup();
-  await until(() => stdout.includes("configuration reloaded"), "reloaded");
-  assert.match(stdout, /configuration reloaded: PriorityLevelConfigurations ~small\n/);
+  await waitFor(() => output.stdout.includes("configuration reloaded"), "reloaded");
+  assert.match(output.stdout, /configuration reloaded: PriorityLevelConfigurations ~small\n/);
   assert.equal((await c.next(2)).t, "config");
 
   files["apf.yaml"] = "kind: Nonsense\n";
   hangup();
-  await until(() => stderr.includes("reload refused"), "refused");
+  await waitFor(() => output.stderr.includes("reload refused"), "refused");
 
   // A file cut short to nothing would drop every user object: refused, and said so.
   files["apf.yaml"] = "";
   hangup();
-  await until(() => stderr.includes("no FlowSchema and no PriorityLevelConfiguration"), "empty");
-  assert.match(stderr, /would drop all 1 of the current one/);
+  await waitFor(
+    () => output.stderr.includes("no FlowSchema and no PriorityLevelConfiguration"),
+    "empty",
+  );
+  assert.match(output.stderr, /would drop all 1 of the current one/);
   c.socket.close();
   await c.closed;
   stop();
   assert.equal(await done, 0);
-  assert.match(stdout, /apf coordinator: stopped\n$/);
-  assert.ok(!stdout.includes("secret") && !stderr.includes("secret"), "the token is never printed");
+  assert.match(output.stdout, /apf coordinator: stopped\n$/);
+  assert.ok(
+    !output.stdout.includes("secret") && !output.stderr.includes("secret"),
+    "the token is never printed",
+  );
 });
 
 Deno.test("apf coordinator, black box: loopback without a token, SIGTERM exits 0", async () => {
-  const { child, stdout, stderr, seen } = spawnApf(["coordinator", "--listen", "127.0.0.1:0"]);
-  try {
-    const [, port] = await readUntil(
-      stdout,
-      /listening on ws:\/\/127\.0\.0\.1:(\d+) \(no token: loopback only\)/,
-      seen,
-    );
-    const c = await protocolClient(port!);
-    c.socket.send(JSON.stringify({ t: "hello", v: [1], token: null, client: "t", resume: null }));
-    assert.equal((await c.next(1)).t, "welcome");
-    c.socket.close();
-    await c.closed;
-    child.kill("SIGTERM");
-    const status = await child.status;
-    assert.equal(status.code, 0);
-    assert.equal(await stderr, "");
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // it exited
-    }
-    await child.status;
-    await stdout.cancel();
-  }
+  await using apf = spawnApf(["coordinator", "--listen", "127.0.0.1:0"]);
+  const [, port] = await readUntil(
+    apf.stdout,
+    /listening on ws:\/\/127\.0\.0\.1:(\d+) \(no token: loopback only\)/,
+    apf.seen,
+  );
+  const c = await protocolClient(port!);
+  c.socket.send(JSON.stringify({ t: "hello", v: [1], token: null, client: "t", resume: null }));
+  assert.equal((await c.next(1)).t, "welcome");
+  c.socket.close();
+  await c.closed;
+  assert.equal(await stopApf(apf), 0);
+  assert.equal(await apf.stderr, "");
 });

@@ -8,9 +8,7 @@ import {
   renderSummary,
 } from "../../src/cli/_demo_view.ts";
 import { DEMO_USAGE, demoConfiguration } from "../../src/cli/demo.ts";
-import { run } from "./_run.ts";
-
-const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
+import { apfOutput, run } from "../_helpers/cli.ts";
 
 function flow(user: string, latencies: number[], rejected = 0): FlowStats {
   return {
@@ -119,25 +117,9 @@ Deno.test("apf demo in-process: ends by itself, closes everything, shows the gai
 });
 
 Deno.test("deno task start's demo as a subprocess with piped stdout: plain text, summary, exit 0", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-      main,
-      "demo",
-      "--duration",
-      "2s",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  assert.equal(new TextDecoder().decode(out.stderr), "");
-  assert.equal(out.code, 0);
+  const { code, stdout, stderr } = await apfOutput(["demo", "--duration", "2s"]);
+  assert.equal(stderr, "");
+  assert.equal(code, 0);
   assert.ok(!stdout.includes("\x1b"), "no escape codes when stdout is not a terminal");
   assert.match(stdout, /^apf demo: an upstream with 8 worker slots/);
   assert.match(stdout, /\n\[without APF 1\.0s\] mice: \d+ served, p50 \d+ ms, p99 \d+ ms; /);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { splitLines } from "../../src/cli/_streams.ts";
 import { createDenoIO, OutputClosedError, runCli } from "../../src/cli/mod.ts";
 import type { InputLine, SyncWriter } from "../../src/cli/mod.ts";
+import { runOnDeno } from "../_helpers/cli.ts";
 
 const fixtures = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
 const MiB = 1024 * 1024;
@@ -28,35 +29,17 @@ function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
   return ReadableStream.from(chunks.map((c) => encoder.encode(c)));
 }
 
-/** Runs the CLI on a Deno host with captured output. */
-async function apf(args: string[], options: Parameters<typeof createDenoIO>[0] = {}) {
-  let stdout = "", stderr = "";
-  const sink = (write: (s: string) => void): SyncWriter => ({
-    writeSync(bytes) {
-      write(new TextDecoder().decode(bytes));
-      return bytes.length;
-    },
-  });
-  const io = createDenoIO({
-    stdout: sink((s) => stdout += s),
-    stderr: sink((s) => stderr += s),
-    ...options,
-  });
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
-
 Deno.test("apf validate /dev/zero stops at the 16 MiB input limit and exits 2", async () => {
-  const r = await apf(["validate", "/dev/zero"]);
+  const r = await runOnDeno(["validate", "/dev/zero"]);
   assert.equal(r.code, 2);
   assert.equal(r.stderr, "cannot read /dev/zero: larger than 16 MiB\n");
 });
 
 Deno.test("a directory is refused with exit 2", async () => {
-  const r = await apf(["validate", fixtures]);
+  const r = await runOnDeno(["validate", fixtures]);
   assert.equal(r.code, 2);
   assert.equal(r.stderr, `cannot read ${fixtures}: is a directory\n`);
-  const s = await apf(["simulate", fixtures]);
+  const s = await runOnDeno(["simulate", fixtures]);
   assert.equal(s.code, 2);
   assert.equal(s.stderr, `apf simulate: cannot read ${fixtures}: is a directory\n`);
 });
@@ -74,7 +57,7 @@ Deno.test("the input limit is the host's: files and standard input", async () =>
 
   // Endless standard input (`yes 'a: b' | apf validate -`): reading stops just past the limit.
   const { stream, stats } = repeating(new TextEncoder().encode("a: b\n".repeat(1000)));
-  const r = await apf(["validate", "-"], { stdin: () => stream, maxInputBytes: MiB });
+  const r = await runOnDeno(["validate", "-"], { stdin: () => stream, maxInputBytes: MiB });
   assert.equal(r.code, 2);
   assert.equal(r.stderr, "cannot read -: larger than 1 MiB\n");
   assert.ok(stats.pulled <= MiB + 5000, `pulled ${stats.pulled} bytes`);
@@ -91,7 +74,7 @@ Deno.test("standard input given twice is a usage error", async () => {
       ["classify", "--config", "-"],
     ]
   ) {
-    const r = await apf(args, { stdin });
+    const r = await runOnDeno(args, { stdin });
     assert.equal(r.code, 2, args.join(" "));
     assert.match(r.stderr, /standard input|--config - cannot be used/, args.join(" "));
     assert.match(r.stderr, /\nusage: apf /, args.join(" "));
@@ -99,10 +82,10 @@ Deno.test("standard input given twice is a usage error", async () => {
 });
 
 Deno.test("relative paths resolve against the host's directory (INIT_CWD)", async () => {
-  const r = await apf(["validate", "configmap.yaml"], { cwd: fixtures });
+  const r = await runOnDeno(["validate", "configmap.yaml"], { cwd: fixtures });
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /^configmap\.yaml: document 1, line 1: unsupported kind "ConfigMap"/);
-  const abs = await apf(["validate", `${fixtures}/configmap.yaml`], { cwd: "/nonexistent" });
+  const abs = await runOnDeno(["validate", `${fixtures}/configmap.yaml`], { cwd: "/nonexistent" });
   assert.equal(abs.code, 1, abs.stderr);
 });
 
@@ -176,7 +159,7 @@ Deno.test("splitLines reports an overlong line as soon as it passes the limit", 
 
 Deno.test("apf classify answers an overlong line with an error line and goes on", async () => {
   const long = JSON.stringify({ method: "GET", path: "/" + "x".repeat(70 * 1024) });
-  const r = await apf(["classify"], {
+  const r = await runOnDeno(["classify"], {
     stdin: () =>
       streamOf(long.slice(0, 1000), long.slice(1000), '\n{"method":"GET","path":"/version"}\n'),
   });

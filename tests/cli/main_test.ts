@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
+import { apfCommand, apfOutput, TASK_PERMISSIONS } from "../_helpers/cli.ts";
 
-const main = new URL("../../src/cli/main.ts", import.meta.url).pathname;
-
-async function apf(permissions: string[], ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...permissions, main, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+/** Runs apf to its end with exactly `permissions`. */
+function apf(permissions: readonly string[], ...args: string[]) {
+  return apfOutput(args, { permissions });
 }
-
-const TASK_PERMISSIONS = ["--allow-read", "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD"];
 
 Deno.test("the apf, start and test tasks grant exactly these permissions", async () => {
   const config = JSON.parse(
@@ -37,13 +28,7 @@ Deno.test("the apf, start and test tasks grant exactly these permissions", async
 
 /** Spawns apf with piped stdio; the caller writes stdin and reads stdout. */
 function spawn(args: string[], env: Record<string, string> = {}) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...TASK_PERMISSIONS, main, ...args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).spawn();
+  return apfCommand(args, { permissions: TASK_PERMISSIONS, env, stdin: "piped" }).spawn();
 }
 
 Deno.test("a closed stdout ends apf quietly with status 0", async () => {

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { parseHostPort, parseUpstream } from "../../src/cli/_address.ts";
 import { SERVE_USAGE } from "../../src/cli/serve.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
-import { closedPort, sleep, testUpstream } from "../deno/_helpers.ts";
-import { readUntil, run, spawnApf } from "./_run.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { closedPort, testUpstream } from "../_helpers/upstream.ts";
+import { readUntil, run, spawnApf, stopApf } from "../_helpers/cli.ts";
 
 Deno.test("apf serve --help prints the options", async () => {
   const { code, stdout } = await run(["serve", "--help"]);
@@ -103,8 +104,8 @@ Deno.test("listen addresses and upstream URLs", () => {
 });
 
 Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on SIGTERM, exits 0", async () => {
-  const upstream = testUpstream({ sleepMs: 300 });
-  const { child, stdout, stderr, seen } = spawnApf([
+  await using upstream = testUpstream({ sleepMs: 300 });
+  await using apf = spawnApf([
     "serve",
     "--upstream",
     upstream.url,
@@ -116,51 +117,40 @@ Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on S
     "--request-timeout",
     "30s",
   ]);
-  try {
-    const [, port] = await readUntil(
-      stdout,
-      /apf serve: listening on http:\/\/127\.0\.0\.1:(\d+), proxying to /,
-      seen,
-    );
-    const [, adminPort] = await readUntil(
-      stdout,
-      /apf serve: admin routes on http:\/\/127\.0\.0\.1:(\d+) /,
-      seen,
-    );
-    const res = await fetch(`http://127.0.0.1:${port}/hello?x=1`, {
-      headers: { "X-Remote-User": "alice" },
-    });
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), "ok /hello");
-    assert.ok(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"));
-    const metrics = await fetch(`http://127.0.0.1:${adminPort}/metrics`);
-    assert.match(await metrics.text(), /apiserver_flowcontrol_dispatched_requests_total/);
+  const { child, stdout, stderr, seen } = apf;
+  const [, port] = await readUntil(
+    stdout,
+    /apf serve: listening on http:\/\/127\.0\.0\.1:(\d+), proxying to /,
+    seen,
+  );
+  const [, adminPort] = await readUntil(
+    stdout,
+    /apf serve: admin routes on http:\/\/127\.0\.0\.1:(\d+) /,
+    seen,
+  );
+  const res = await fetch(`http://127.0.0.1:${port}/hello?x=1`, {
+    headers: { "X-Remote-User": "alice" },
+  });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), "ok /hello");
+  assert.ok(res.headers.get("X-Kubernetes-PF-PriorityLevel-UID"));
+  const metrics = await fetch(`http://127.0.0.1:${adminPort}/metrics`);
+  assert.match(await metrics.text(), /apiserver_flowcontrol_dispatched_requests_total/);
 
-    // A request in flight when SIGTERM arrives is still answered.
-    const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => [
-      r.status,
-      await r.text(),
-    ]);
-    while (upstream.active < 1) await sleep(5);
-    child.kill("SIGTERM");
-    assert.deepEqual(await inFlight, [200, "ok /slow"]);
-    const status = await child.status;
-    await readUntil(stdout, /apf serve: stopped\n/, seen).catch(() => null);
-    assert.equal(status.code, 0, await stderr);
-    assert.match(seen.text, /shutting down, letting in-flight requests finish\n/);
-    assert.match(seen.text, /apf serve: stopped\n$/);
-    assert.equal(await stderr, "");
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // it exited
-    }
-    await child.status;
-    await stdout.cancel();
-    await stderr;
-    await upstream.close();
-  }
+  // A request in flight when SIGTERM arrives is still answered.
+  const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => [
+    r.status,
+    await r.text(),
+  ]);
+  while (upstream.active < 1) await sleep(5);
+  child.kill("SIGTERM");
+  assert.deepEqual(await inFlight, [200, "ok /slow"]);
+  const status = await child.status;
+  await readUntil(stdout, /apf serve: stopped\n/, seen).catch(() => null);
+  assert.equal(status.code, 0, await stderr);
+  assert.match(seen.text, /shutting down, letting in-flight requests finish\n/);
+  assert.match(seen.text, /apf serve: stopped\n$/);
+  assert.equal(await stderr, "");
 });
 
 Deno.test("apf serve exits 1 at start when the coordinator refuses its token, without printing it", async () => {
@@ -195,38 +185,26 @@ Deno.test("apf serve exits 1 at start when the coordinator refuses its token, wi
 
 Deno.test('apf serve: an upstream error names the target and the cause, not only "fetch failed"', async () => {
   const port = closedPort();
-  const { child, stdout, stderr, seen } = spawnApf([
+  await using apf = spawnApf([
     "serve",
     "--upstream",
     `http://127.0.0.1:${port}/base`,
     "--listen",
     "127.0.0.1:0",
   ]);
-  try {
-    const [, gw] = await readUntil(stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, seen);
-    const res = await fetch(`http://127.0.0.1:${gw}/x?secret=1`);
-    assert.equal(res.status, 502);
-    await res.body?.cancel();
-    child.kill("SIGTERM");
-    await child.status;
-    const err = await stderr;
-    assert.match(
-      err,
-      new RegExp(
-        `apf serve: upstream error: GET http://127\\.0\\.0\\.1:${port}/base/x: fetch failed: .*Connection refused`,
-      ),
-    );
-    assert.ok(!err.includes("secret"), "the query stays out of the log");
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // it exited
-    }
-    await child.status;
-    await stdout.cancel();
-    await stderr;
-  }
+  const [, gw] = await readUntil(apf.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, apf.seen);
+  const res = await fetch(`http://127.0.0.1:${gw}/x?secret=1`);
+  assert.equal(res.status, 502);
+  await res.body?.cancel();
+  await stopApf(apf);
+  const err = await apf.stderr;
+  assert.match(
+    err,
+    new RegExp(
+      `apf serve: upstream error: GET http://127\\.0\\.0\\.1:${port}/base/x: fetch failed: .*Connection refused`,
+    ),
+  );
+  assert.ok(!err.includes("secret"), "the query stays out of the log");
 });
 
 Deno.test("apf serve and apf coordinator name the address and the flag when it is taken", async () => {

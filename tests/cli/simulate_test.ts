@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { run } from "./_run.ts";
+import { run } from "../_helpers/cli.ts";
 
 Deno.test("apf simulate: no scenario or two scenarios is a usage error", async () => {
   const none = await run(["simulate"]);

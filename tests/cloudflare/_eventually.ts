@@ -1,6 +1,7 @@
 /** Polling for the Cloudflare tests: workerd runs on the real clock. */
 
 import assert from "node:assert/strict";
+import { sleep } from "../_helpers/real_time.ts";
 
 /** Polls `read` every 10 ms until `done` holds of its value; fails after `timeoutMs`. */
 export async function eventually<T>(
@@ -13,6 +14,6 @@ export async function eventually<T>(
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) assert.fail(`still ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 }

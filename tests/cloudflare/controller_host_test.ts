@@ -8,6 +8,7 @@ import {
 import { LevelHost } from "../../src/cloudflare/_level_host.ts";
 import { queuingLevel } from "./_manifests.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { settle } from "../_helpers/settle.ts";
 
 const manifests = (names: string[]) =>
   names.map((name) =>
@@ -118,7 +119,7 @@ Deno.test("a stalled level object is given up on after the call timeout", async 
   await controller.start();
   const done = controller.adjust();
   for (let i = 0; i < 4; i++) {
-    for (let j = 0; j < 20; j++) await Promise.resolve();
+    await settle(20);
     clock.advance(500);
   }
   await done;

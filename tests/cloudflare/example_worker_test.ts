@@ -12,6 +12,7 @@ import { connectPerLevel } from "../../src/remote/per_level_client.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { noDelayWebSocket } from "../../src/deno/mod.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
+import { sleep } from "../_helpers/real_time.ts";
 import { eventually } from "./_eventually.ts";
 import { byUserSchema, queuingLevel } from "./_manifests.ts";
 import { MINIFLARE_TEST_OPTIONS, type StartedWorker, startWorker } from "./_miniflare.ts";
@@ -206,7 +207,7 @@ Deno.test({
       // Trigger the controller's alarm body twice: the first starts a period of full demand
       // (what came before was mostly idle), the second allocates from it.
       for (let i = 0; i < 2; i++) {
-        if (i === 1) await new Promise((r) => setTimeout(r, 300));
+        if (i === 1) await sleep(300);
         const adjusted = await worker.fetch("/apf/adjust", {
           method: "POST",
           headers: { Authorization: `Bearer ${TOKEN}` },

@@ -3,6 +3,7 @@ import { LevelHost, type LevelUpdate } from "../../src/cloudflare/_level_host.ts
 import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { limited } from "../_helpers/coordinator_config.ts";
+import { settle } from "../_helpers/settle.ts";
 
 const wire = (queueLengthLimit = 2): WireConfiguration => ({
   serverConcurrencyLimit: 10,
@@ -20,10 +21,6 @@ function setup(options: { leaseMs?: number } = {}) {
 
 const req = { priorityLevel: "q", flowSchema: "q" };
 
-async function settle() {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-}
-
 function levelOf(host: LevelHost) {
   return host.snapshot().levels.find((l) => l.name === "q")!;
 }
@@ -39,7 +36,7 @@ Deno.test("a level host serves its level at the limits the controller pushed", a
   const b = await host.acquire(req);
   assert.ok(a.admitted && b.admitted);
   const queued = host.acquire(req);
-  await settle();
+  await settle(20);
   assert.equal(levelOf(host).queueSet.waitingRequests, 1);
   host.release(a.seatId, 12);
   host.release(a.seatId); // idempotent
@@ -80,13 +77,13 @@ Deno.test("a queued caller that goes away is dropped before its grant", async ()
   const held = [await host.acquire(req), await host.acquire(req)];
   let alive = true;
   const pending = host.acquire(req, { alive: () => alive });
-  await settle();
+  await settle(20);
   clock.advance(100);
-  await settle();
+  await settle(20);
   assert.equal(levelOf(host).queueSet.waitingRequests, 1, "still there while alive");
   alive = false;
   clock.advance(100);
-  await settle();
+  await settle(20);
   const a = await pending;
   assert.equal(!a.admitted && a.reason, "cancelled");
   assert.equal(levelOf(host).queueSet.waitingRequests, 0);
@@ -97,9 +94,9 @@ Deno.test("a queued caller that goes away is dropped before its grant", async ()
       throw new Error("execution context no longer running");
     },
   });
-  await settle();
+  await settle(20);
   clock.advance(100);
-  await settle();
+  await settle(20);
   assert.equal(!(await throwing).admitted, true);
   for (const s of held) if (s.admitted) host.release(s.seatId);
   host.close();
@@ -112,13 +109,13 @@ Deno.test("a caller gone at its grant gets no seat: it goes back at once", async
   await host.acquire(req);
   let alive = true;
   const pending = host.acquire(req, { alive: () => Promise.resolve(alive) });
-  await settle();
+  await settle(20);
   alive = false;
   clock.advance(50); // it waited (the next pulse would come at 100 ms)
   assert.ok(held.admitted);
   host.release(held.seatId); // dispatches the queued request to a caller found gone
   const a = await pending;
-  await settle();
+  await settle(20);
   assert.equal(!a.admitted && a.reason, "cancelled");
   assert.equal(levelOf(host).queueSet.seatsInUse, 1, "only the other held seat");
   assert.equal(host.stats.abandoned, 1);
@@ -138,7 +135,7 @@ Deno.test("seats neither released nor renewed expire; the alarm's sweep takes ba
   assert.equal(host.nextLeaseInMs(), 400, "on the host's clock");
   assert.equal(host.renew(b.seatId), true);
   clock.advance(400);
-  await settle();
+  await settle(20);
   assert.equal(levelOf(host).queueSet.seatsInUse, 1, "a expired, b renewed");
   assert.equal(host.renew(a.seatId), false);
   assert.equal(host.nextLeaseDue(), 1600);
@@ -165,7 +162,7 @@ Deno.test("WebSocket clients speak protocol v1 to the level object and hear new 
   );
   assert.equal(sent[0]!.t, "welcome");
   conn.receive(JSON.stringify({ t: "ops", ops: [["acquire", 1, req], ["acquire", 2, req]] }));
-  await settle();
+  await settle(20);
   assert.deepEqual(sent[1], { t: "decisions", d: [[1, "admitted", 0], [2, "admitted", 0]] });
   update({ version: 2, configuration: wire(7), limits: { q: 2 } });
   assert.equal(sent[2]!.t, "config");

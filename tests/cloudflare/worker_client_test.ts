@@ -9,12 +9,9 @@ import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { levelRpc, signalLiveness } from "./_in_process.ts";
+import { settle } from "../_helpers/settle.ts";
 
 const req = { priorityLevel: "queued", flowSchema: "fs" };
-
-async function settle() {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-}
 
 function overloaded(): LevelRpc {
   return {
@@ -56,10 +53,10 @@ Deno.test("a stalled level object: the policy answers at the wait limit plus the
   });
   const pending = c.acquire({ ...req, waitLimitMs: 2000 });
   clock.advance(2499);
-  await settle();
+  await settle(20);
   let outcome: unknown;
   void pending.then((a) => outcome = a);
-  await settle();
+  await settle(20);
   assert.equal(outcome, undefined, "still within its deadline");
   clock.advance(1);
   const a = await pending;
@@ -74,7 +71,7 @@ Deno.test("a stalled level object: the policy answers at the wait limit plus the
       renew: () => true,
     },
   });
-  await settle();
+  await settle(20);
   assert.deepEqual(released, [0], "given back at once");
   assert.equal(c.stats.lateReleases, 1);
   c.close();
@@ -93,12 +90,12 @@ Deno.test("a long-held seat renews its lease; one the object forgot is reported 
   assert.ok(a.admitted);
   for (let i = 0; i < 10; i++) {
     clock.advance(500);
-    await settle();
+    await settle(20);
   }
   assert.equal(host.snapshot().levels[0]!.queueSet.seatsInUse, 1, "renewed through 5 s");
   host.close(); // the object restarts: it no longer knows the seat
   clock.advance(500);
-  await settle();
+  await settle(20);
   assert.equal(c.stats.lost, 1);
   assert.equal(a.seat.release(), false, "a lost seat releases nothing");
   c.close();
@@ -133,7 +130,7 @@ Deno.test("the Worker classifies with the controller's configuration, fetched ag
   version = 2;
   clock.advance(10_000);
   await c.acquire(req);
-  await settle();
+  await settle(20);
   assert.deepEqual(seen, [100, 200]);
   c.close();
 });

@@ -5,18 +5,11 @@ import {
   computeConcurrencyAllocation,
   MIN_TARGET,
 } from "../../src/config/fair_allocation.ts";
+import { assertClose } from "../_helpers/assert_close.ts";
 
 /** Shorthand for one class: lower bound, target, upper bound. */
 function item(lowerBound: number, target: number, upperBound: number): AllocationItem {
   return { lowerBound, target, upperBound };
-}
-
-function assertClose(actual: number, expected: number, tol = 1e-9, what = ""): void {
-  const scale = Math.max(1, Math.abs(expected));
-  assert.ok(
-    Math.abs(actual - expected) <= tol * scale,
-    `${what} expected ${expected}, got ${actual}`,
-  );
 }
 
 function assertAllClose(actual: readonly number[], expected: readonly number[], tol = 1e-9) {

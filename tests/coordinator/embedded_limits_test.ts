@@ -14,10 +14,7 @@ import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
-
-const flush = async () => {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-};
+import { settle } from "../_helpers/settle.ts";
 
 function levelOf(c: EmbeddedCoordinator, name: string): PriorityLevelSnapshot {
   const l = c.snapshot().levels.find((l) => l.name === name);
@@ -118,7 +115,7 @@ Deno.test("EmbeddedCoordinator lets a flooded level borrow, then decays with smo
   for (let i = 0; i < 60; i++) {
     c.acquire({ priorityLevel: "a", flowSchema: "fs" }).then((o) => outcomes[i] = o);
   }
-  await flush();
+  await settle();
   assert.equal(outcomes.filter((o) => o?.admitted).length, 33);
   assert.equal(levelOf(c, "a").queueSet.waitingRequests, 27);
 
@@ -126,7 +123,7 @@ Deno.test("EmbeddedCoordinator lets a flooded level borrow, then decays with smo
   // minCurrentCL = min(nominal 40, 60) = 40 and target 60; b and catch-all stay at 20.
   // remaining 100 > ΣminCurrentCL 80: fair allocation of 100 over targets 60+20+20, fairProp 1.
   clock.advance(10_000);
-  await flush();
+  await settle();
   assert.deepEqual(currentLimits(c), { a: 60, b: 20, "catch-all": 20, exempt: 0 });
   const a = levelOf(c, "a");
   assert.deepEqual(a.demand, {
@@ -200,7 +197,7 @@ Deno.test("EmbeddedCoordinator: exempt seats in use take their share off the top
       });
       r.then((o) => o.admitted && out.push(o.seat));
     }
-    await flush();
+    await settle();
     return out;
   };
 
@@ -219,7 +216,7 @@ Deno.test("EmbeddedCoordinator: exempt seats in use take their share off the top
   const flood = await hold("a", 60);
   assert.equal(flood.length, 20, "a runs at its lowered limit");
   clock.advance(10_000);
-  await flush();
+  await settle();
   assert.deepEqual(currentLimits(c), { a: 30, b: 20, "catch-all": 20, exempt: 30 });
   assert.equal(flood.length, 30, "the raised limit dispatched 10 more");
   assert.equal(c.snapshot().seatFairFraction, 0);
@@ -227,7 +224,7 @@ Deno.test("EmbeddedCoordinator: exempt seats in use take their share off the top
   for (let round = 0; levelOf(c, "a").queueSet.executingRequests > 0; round++) {
     assert.ok(round < 5);
     for (const s of flood) s.release();
-    await flush();
+    await settle();
   }
   for (const s of ex.slice(0, 30)) s.release();
   assertIdle(c.snapshot());

@@ -22,6 +22,7 @@ import type { QueueSetRequest } from "../../src/fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../../src/observe/types.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { configOf, exempt, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
+import { settle } from "../_helpers/settle.ts";
 
 const NAMES = ["exempt", "catch-all", "a", "b", "c", "unknown"] as const;
 
@@ -155,10 +156,6 @@ interface Tracked {
   gone: boolean;
   abortedWhileWaiting: boolean;
 }
-
-const flush = async () => {
-  for (let i = 0; i < 8; i++) await Promise.resolve();
-};
 
 async function runWorkload(initial: Variant, ops: Op[]): Promise<void> {
   const clock = new FakeEventClock();
@@ -364,7 +361,7 @@ async function runWorkload(initial: Variant, ops: Op[]): Promise<void> {
         c.configure(config);
         break;
     }
-    await flush();
+    await settle(8);
     check(c.snapshot());
   }
 
@@ -372,14 +369,14 @@ async function runWorkload(initial: Variant, ops: Op[]): Promise<void> {
   for (let round = 0; running().length + waiting().length > 0; round++) {
     assert.ok(round < 100, "the workload drains");
     for (const t of running()) release(t, undefined, false);
-    await flush();
+    await settle(8);
     check(c.snapshot());
     if (running().length === 0) clock.advance(1_000);
-    await flush();
+    await settle(8);
     check(c.snapshot());
   }
   clock.advance(1_000);
-  await flush();
+  await settle(8);
   const snap = c.snapshot();
   check(snap);
   assertIdle(snap);

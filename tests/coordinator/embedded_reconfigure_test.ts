@@ -13,10 +13,7 @@ import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { configOf, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
-
-const flush = async () => {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-};
+import { settle } from "../_helpers/settle.ts";
 
 const ONE_QUEUE = { queues: 1, handSize: 1, queueLengthLimit: 10 };
 
@@ -68,7 +65,7 @@ Deno.test("EmbeddedCoordinator: adding a level shrinks the others' limits withou
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(config(), { clock });
   const a = many(c, "a", 12);
-  await flush();
+  await settle();
   assert.deepEqual(usage(c, "a"), {
     quiescing: false,
     nominal: 10,
@@ -99,10 +96,10 @@ Deno.test("EmbeddedCoordinator: adding a level shrinks the others' limits withou
   assert.ok(cs.admitted);
   // Back under the new limit before anyone waiting runs: 10 → 7, then one more dispatched.
   for (const s of a.seats().slice(0, 3)) s.release();
-  await flush();
+  await settle();
   assert.equal(a.waiting(), 1);
   assert.deepEqual(usage(c, "a").seatsInUse, 8);
-  for (let i = 0; a.seats().some((s) => s.release()); i++) await flush();
+  for (let i = 0; a.seats().some((s) => s.release()); i++) await settle();
   cs.seat.release();
   assertIdle(c.snapshot());
 });
@@ -111,7 +108,7 @@ Deno.test("EmbeddedCoordinator: a removed level drains with its share, then goes
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(config(), { clock });
   const b = many(c, "b", 11);
-  await flush();
+  await settle();
   assert.equal(b.waiting(), 1);
   const next = config({}, ["b"]);
   assert.equal(next.priorityLevels.find((l) => l.name === "a")!.nominal, 15);
@@ -131,7 +128,7 @@ Deno.test("EmbeddedCoordinator: a removed level drains with its share, then goes
   clock.advance(30_000); // adjustments keep it too
   assert.equal(usage(c, "b").quiescing, true);
   b.seats()[0]!.release();
-  await flush();
+  await settle();
   assert.equal(b.waiting(), 0, "the waiter of a quiescing level is still dispatched");
   const seats = b.seats();
   for (const s of seats.slice(1, -1)) s.release();
@@ -193,7 +190,7 @@ Deno.test("EmbeddedCoordinator changes queues, hand size, queue length and share
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(config(), { clock });
   const first = many(c, "a", 13);
-  await flush();
+  await settle();
   assert.equal(first.waiting(), 3);
   const queuing = { queues: 4, handSize: 2, queueLengthLimit: 1 };
   c.configure(config({ a: { queuing } }));
@@ -214,7 +211,7 @@ Deno.test("EmbeddedCoordinator changes queues, hand size, queue length and share
 
   // Two shares of four: NominalCL ceil(30·2/4) = 15, and every waiter is dispatched at once.
   c.configure(config({ a: { shares: 2, queuing } }));
-  await flush();
+  await settle();
   assert.deepEqual(usage(c, "a"), {
     quiescing: false,
     nominal: 15,
@@ -229,7 +226,7 @@ Deno.test("EmbeddedCoordinator changes queues, hand size, queue length and share
   const third = many(c, "a", 1);
   for (let i = 0; i < 20 && [first, second, third].some((x) => x.waiting() > 0); i++) {
     for (const x of [first, second, third]) for (const s of x.seats()) s.release();
-    await flush();
+    await settle();
   }
   for (const x of [first, second, third]) {
     assert.equal(x.waiting(), 0);
@@ -243,7 +240,7 @@ Deno.test("EmbeddedCoordinator refuses an invalid configuration whole", async ()
   const clock = new FakeEventClock();
   using c = new EmbeddedCoordinator(config(), { clock });
   const a = many(c, "a", 11);
-  await flush();
+  await settle();
   const before = c.snapshot({ includeRequests: true });
   const old = c.configuration;
   const valid = config({ d: { queuing: ONE_QUEUE } });
@@ -273,7 +270,7 @@ Deno.test("EmbeddedCoordinator refuses an invalid configuration whole", async ()
   assert.ok(b.admitted);
   b.seat.release();
   a.seats()[0]!.release();
-  await flush();
+  await settle();
   assert.equal(a.waiting(), 0);
   for (const s of a.seats()) s.release();
   assertIdle(c.snapshot());
@@ -292,10 +289,10 @@ Deno.test("EmbeddedCoordinator close() answers waiters unavailable and keeps sea
   });
   assert.ok(lingering.admitted);
   const waiters = many(c, "a", 2);
-  await flush();
+  await settle();
   assert.equal(waiters.waiting(), 2);
   c.close();
-  await flush();
+  await settle();
   assert.deepEqual(waiters.outcomes, [
     { admitted: false, reason: "unavailable", retryAfterSeconds: 1 },
     { admitted: false, reason: "unavailable", retryAfterSeconds: 1 },

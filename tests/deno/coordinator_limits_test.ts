@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { serveCoordinator } from "../../src/deno/mod.ts";
-import { sleep } from "./_helpers.ts";
+import { sleep, within } from "../_helpers/real_time.ts";
 import { connect, readUntilClosed, send } from "./_raw_http.ts";
 
 const hostname = "127.0.0.1";
@@ -16,16 +16,6 @@ async function open(url: string) {
     socket.onerror = reject;
   });
   return { socket, messages, closed };
-}
-
-/** `promise`, or a rejection after `ms`. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let cancel = () => {};
-  const deadline = new Promise<never>((_, reject) => {
-    const id = setTimeout(() => reject(new Error(`Cannot see ${what}: not within ${ms} ms`)), ms);
-    cancel = () => clearTimeout(id);
-  });
-  return Promise.race([promise, deadline]).finally(cancel);
 }
 
 Deno.test("the coordinator closes a WebSocket that sends no hello within helloTimeoutMs", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { serveCoordinator } from "../../src/deno/mod.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { MAX_FRAME_LENGTH } from "../../src/protocol/wire.ts";
+import { sleep, waitFor } from "../_helpers/real_time.ts";
 
 const TOKEN = "a-long-enough-secret";
 
@@ -225,7 +226,7 @@ Deno.test("a client that stops reading is cut off; its seats follow the grace pe
   );
   const exempt = { priorityLevel: "exempt", flowSchema: "exempt" };
   try {
-    while (server.sessions.sessions === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => server.sessions.sessions !== 0, "the session");
     // Each round makes 4,000 decisions (about 90 KB) the client never reads; the kernel's socket
     // buffers fill first, then what waits in the server passes the limit.
     const cutOff = () => /^apf_coordinator_slow_clients_total 1$/m.test(server.metrics.expose());
@@ -236,13 +237,12 @@ Deno.test("a client that stops reading is cut off; its seats follow the grace pe
         for (let i = 0; i < 4000; i++) ops.push(["release", (round - 1) * 4000 + i, null]);
       }
       await client.send(JSON.stringify({ t: "ops", ops }));
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
-    const deadline = Date.now() + 3000;
-    while (server.sessions.sessions !== 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.equal(server.sessions.sessions, 0, "the session ended after the grace period");
+    await waitFor(
+      () => server.sessions.sessions === 0,
+      "the session ended after the grace period",
+    );
     assert.match(server.metrics.expose(), /^apf_coordinator_slow_clients_total 1$/m);
     const exemptLevel = server.coordinator.snapshot().levels.find((l) => l.name === "exempt")!;
     assert.equal(exemptLevel.queueSet.seatsInUse, 0, "its seats went back");

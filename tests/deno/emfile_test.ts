@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { sleep, testUpstream } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 import { connect, roundTrip } from "./_raw_http.ts";
 
 const MAIN = new URL("../../src/cli/main.ts", import.meta.url).pathname;

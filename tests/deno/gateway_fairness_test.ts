@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
-import { percentile, sleep, smallConfig, tenantsManifest, testUpstream } from "./_helpers.ts";
+import { percentile, smallConfig } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { tenantsManifest } from "../_helpers/tenants.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 import { systemClock } from "../../mod.ts";
 
 const UPSTREAM_MS = 40;

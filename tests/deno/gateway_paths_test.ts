@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
 import { SMUGGLING_PATHS } from "../_helpers/paths.ts";
-import { testUpstream } from "./_helpers.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 
 /** Sends one raw HTTP/1.1 request line (the path exactly as written) and returns the response. */
 async function rawGet(addr: Deno.NetAddr, path: string): Promise<string> {

@@ -5,7 +5,9 @@
 
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
-import { sleep, smallConfig, tenantsManifest } from "./_helpers.ts";
+import { smallConfig } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { tenantsManifest } from "../_helpers/tenants.ts";
 
 /**
  * An upstream that works `headersMs` before answering, then `bodyMs` more on

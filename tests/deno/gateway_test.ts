@@ -5,7 +5,10 @@ import {
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
 } from "../../src/hono/mod.ts";
-import { closedPort, sleep, smallConfig, tenantsManifest, testUpstream } from "./_helpers.ts";
+import { smallConfig } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { tenantsManifest } from "../_helpers/tenants.ts";
+import { closedPort, testUpstream } from "../_helpers/upstream.ts";
 
 const LOOPBACK = { hostname: "127.0.0.1", port: 0 };
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { serveGuarded } from "../../src/deno/mod.ts";
-import { sleep } from "./_helpers.ts";
+import { captureConsole } from "../_helpers/console.ts";
+import { sleep } from "../_helpers/real_time.ts";
 import { connect, readUntilClosed, roundTrip, send } from "./_raw_http.ts";
 
 const hostname = "127.0.0.1";
@@ -159,18 +160,18 @@ Deno.test("serveGuarded falls back to plain Deno.serve on a Deno without its per
   const internals = deno[(Deno as unknown as { internal: symbol }).internal]!;
   const original = internals.serveHttpOnConnection;
   internals.serveHttpOnConnection = undefined;
-  const warnings: unknown[][] = [];
-  const warn = console.warn;
-  console.warn = (...args: unknown[]) => void warnings.push(args);
+  using warnings = captureConsole("warn");
   try {
     await using server = serveGuarded(hello, { hostname, port: 0 });
     assert.equal(server.guarded, false);
-    assert.equal(warnings.length <= 1, true, "warned once at most (once per process)");
+    assert.equal(warnings.calls.length <= 1, true, "warned once at most (once per process)");
+    for (const line of warnings.lines()) {
+      assert.match(line, /^serveGuarded: this Deno has no per-connection HTTP server/);
+    }
     const conn = await connect(server.addr.port);
     assert.match(await roundTrip(conn), /^HTTP\/1\.1 200 OK\r\n[^]*hello 127\.0\.0\.1$/);
     conn.close();
   } finally {
-    console.warn = warn;
     internals.serveHttpOnConnection = original;
   }
 });

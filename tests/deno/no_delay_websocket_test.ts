@@ -11,7 +11,7 @@ import { systemClock } from "../../src/fairqueuing/clock.ts";
 import { type Dial, dialNoDelay, WebSocketClient } from "../../src/deno/_websocket_client.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
 import { closeBody, closeCode, frame, RawServer, type ServerConn } from "./_raw_ws_server.ts";
-import { sleep } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
 
 const OP_CONT = 0x0, OP_TEXT = 0x1, OP_BINARY = 0x2, OP_CLOSE = 0x8, OP_PING = 0x9, OP_PONG = 0xa;
 const decoder = new TextDecoder();

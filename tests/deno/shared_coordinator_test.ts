@@ -3,15 +3,9 @@ import { connectCoordinator } from "../../src/remote/client.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
 import { serveGateway } from "../../src/deno/gateway.ts";
-import { flood, sleep, tenantsManifest, testUpstream } from "./_helpers.ts";
-
-async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+import { waitFor } from "../_helpers/real_time.ts";
+import { flood, tenantsManifest } from "../_helpers/tenants.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 
 Deno.test("two gateways share one coordinator: mice stay served, the upstream never exceeds the level, a dead coordinator is survived", async () => {
   const upstream = testUpstream({ sleepMs: 30 });
@@ -40,8 +34,8 @@ Deno.test("two gateways share one coordinator: mice stay served, the upstream ne
     })
   );
   try {
-    await until(() => clients.every((c) => c.state === "connected"), "both clients connected");
-    await until(
+    await waitFor(() => clients.every((c) => c.state === "connected"), "both clients connected");
+    await waitFor(
       () =>
         gateways.every((g) =>
           g.middleware.configuration.priorityLevels.some((pl) => pl.name === "tenants")
@@ -73,7 +67,7 @@ Deno.test("two gateways share one coordinator: mice stay served, the upstream ne
 
     // The coordinator dies: the gateways follow their policy (closed) without hanging.
     await coordinator.shutdown();
-    await until(() => clients.every((c) => c.state !== "connected"), "clients noticing");
+    await waitFor(() => clients.every((c) => c.state !== "connected"), "clients noticing");
     const started = Date.now();
     const res = await fetch(`${b}/small`, { headers: { "X-Remote-User": "mouse-1" } });
     await res.body?.cancel();

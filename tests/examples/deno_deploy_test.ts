@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { sleep } from "../_helpers/real_time.ts";
 
 const file = new URL("../../examples/deno_deploy.ts", import.meta.url);
 
@@ -27,7 +28,7 @@ Deno.test("examples/deno_deploy.ts runs with its documented command", async () =
     // Deno.serve says where it listens; port 8000 being taken is not the example's failure
     // (its configuration was parsed by then).
     for (let i = 0; i < 300 && !/Listening on|AddrInUse|error/i.test(seen); i++) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     assert.match(seen, /Listening on|AddrInUse/, seen);
     assert.doesNotMatch(seen, /NotCapable|YamlEnvironmentError/, seen);

@@ -6,13 +6,10 @@ import {
   SEAT_DEMAND_SMOOTHING,
   SeatDemandStats,
 } from "../../src/fairqueuing/integrator.ts";
+import { assertClose } from "../_helpers/assert_close.ts";
 
-function assertClose(actual: number, expected: number, tolerance = 1e-12): void {
-  assert.ok(
-    Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected)),
-    `expected ${expected}, got ${actual}`,
-  );
-}
+/** Integrator results are exact to within rounding. */
+const EXACT = 1e-12;
 
 function observation(fields: Partial<IntegratorResults>): IntegratorResults {
   return { durationMs: 10_000, average: 0, deviation: 0, min: 0, max: 0, ...fields };
@@ -45,7 +42,7 @@ Deno.test("Integrator weights each value by how long it was held", () => {
   const r = demand.results();
   assert.equal(r.durationMs, 4000);
   assert.equal(r.average, 2.5);
-  assertClose(r.deviation, Math.sqrt(0.75));
+  assertClose(r.deviation, Math.sqrt(0.75), EXACT);
   assert.equal(r.min, 0);
   assert.equal(r.max, 3);
 });
@@ -63,7 +60,7 @@ Deno.test("Integrator integrates a three-level signal over uneven spans", () => 
   const r = demand.results();
   assert.equal(r.durationMs, 2000);
   assert.equal(r.average, 2.5);
-  assertClose(r.deviation, Math.sqrt(8.75));
+  assertClose(r.deviation, Math.sqrt(8.75), EXACT);
   assert.equal(r.min, 0);
   assert.equal(r.max, 10);
 });
@@ -122,7 +119,7 @@ Deno.test("Integrator.results does not reset the window", () => {
   const r = demand.results();
   assert.equal(r.durationMs, 3000);
   assert.equal(r.average, 2);
-  assertClose(r.deviation, Math.sqrt(12 - 4));
+  assertClose(r.deviation, Math.sqrt(12 - 4), EXACT);
 });
 
 Deno.test("Integrator reports a deviation of 0, not NaN, when rounding makes the variance negative", () => {
@@ -133,7 +130,7 @@ Deno.test("Integrator reports a deviation of 0, not NaN, when rounding makes the
   clock.advance(3);
   const r = demand.results();
   const average = (0.1 * 3) / 3;
-  assertClose(r.average, 0.1);
+  assertClose(r.average, 0.1, EXACT);
   assert.ok((0.1 * 0.1 * 3) / 3 - average * average < 0, "the case no longer rounds below 0");
   assert.equal(r.deviation, 0);
 });
@@ -256,7 +253,7 @@ Deno.test("SeatDemandStats smooths the envelope with A=0.977 but never below the
     stats.update(observation({ average, deviation, max: average + deviation }));
     assert.equal(stats.average, average);
     assert.equal(stats.stdDev, deviation);
-    assertClose(stats.smoothed, expected);
+    assertClose(stats.smoothed, expected, EXACT);
   }
 });
 
@@ -288,5 +285,5 @@ Deno.test("SeatDemandStats folds in an Integrator's window end to end", () => {
   assert.equal(stats.average, 0);
   assert.equal(stats.stdDev, 0);
   assert.equal(stats.highWatermark, 0);
-  assertClose(stats.smoothed, 0.977 * 4);
+  assertClose(stats.smoothed, 0.977 * 4, EXACT);
 });

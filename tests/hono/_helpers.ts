@@ -78,8 +78,3 @@ export function slowRoute(app: Hono<ApfEnv>): { promise: Promise<void>; open: ()
   });
   return held;
 }
-
-/** Lets pending promise callbacks run. */
-export async function settle(turns = 10): Promise<void> {
-  for (let i = 0; i < turns; i++) await Promise.resolve();
-}

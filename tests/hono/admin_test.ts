@@ -10,7 +10,8 @@ import {
   dumpHandler,
   metricsHandler,
 } from "../../src/hono/mod.ts";
-import { gate, settle, tinyConfig } from "./_helpers.ts";
+import { settle } from "../_helpers/settle.ts";
+import { gate, tinyConfig } from "./_helpers.ts";
 
 function setup() {
   const clock = new FakeEventClock(1_700_000_000_000);

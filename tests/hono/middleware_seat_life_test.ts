@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
-import { gate, settle, tinyConfig } from "./_helpers.ts";
+import { settle } from "../_helpers/settle.ts";
+import { gate, tinyConfig } from "./_helpers.ts";
 
 function setup() {
   const clock = new FakeEventClock(100_000);

@@ -10,7 +10,8 @@ import {
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
 } from "../../src/hono/mod.ts";
-import { settle, slowRoute, tinyConfig } from "./_helpers.ts";
+import { settle } from "../_helpers/settle.ts";
+import { slowRoute, tinyConfig } from "./_helpers.ts";
 
 function setup(options: Partial<ApfOptions> = {}, queueLengthLimit = 0) {
   const clock = new FakeEventClock(100_000);

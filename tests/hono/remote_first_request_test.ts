@@ -4,7 +4,7 @@ import { connectCoordinator, CoordinatorRefusedError } from "../../src/remote/cl
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { loadConfiguration } from "../../src/config/load.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
-import { tenantsManifest } from "../deno/_helpers.ts";
+import { tenantsManifest } from "../_helpers/tenants.ts";
 
 Deno.test("apf() classifies even its first request with the remote coordinator's configuration", async () => {
   await using server = serveCoordinator({

@@ -1,22 +1,9 @@
-/** Helpers of the remote client tests: polling, and the leak check. */
+/** Helpers of the remote client tests: the leak check, a request, elapsed time. */
 
-import assert from "node:assert/strict";
 import type { SeatRequest } from "../../src/coordinator/types.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
+import { waitFor } from "../_helpers/real_time.ts";
 import type { TestServer } from "./_server.ts";
-
-/** Waits until `condition` holds, polling every few ms; fails after `timeoutMs`. */
-export async function waitFor(
-  condition: () => boolean,
-  message: string,
-  timeoutMs = 3_000,
-): Promise<void> {
-  const started = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - started < timeoutMs, `timed out waiting: ${message}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** The seat-leak check: the server's every level idle (after in-flight releases arrived). */
 export async function assertNoLeak(server: TestServer): Promise<void> {

@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { connectCoordinator, CoordinatorRefusedError } from "../../src/remote/client.ts";
 import type { Admission } from "../../src/coordinator/types.ts";
 import { noDelayWebSocket } from "../../src/deno/no_delay_websocket.ts";
-import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
+import { sleep, waitFor } from "../_helpers/real_time.ts";
+import { assertNoLeak, queued, since } from "./_client_helpers.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
 
@@ -208,7 +209,7 @@ for (const [transport, fast] of TRANSPORTS) {
       await assert.rejects(client.acquire(queued()), CoordinatorRefusedError);
       assert.equal(client.stats.fallbacks, 0);
       const frames = client.stats.framesSent;
-      await new Promise((r) => setTimeout(r, 200)); // several backoffs of `fast`
+      await sleep(200); // several backoffs of `fast`
       assert.equal(client.stats.framesSent, frames, "no new attempt");
       assert.equal(server.host.stats.sessions, 0);
       await assertNoLeak(server);

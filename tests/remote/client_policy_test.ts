@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { connectCoordinator } from "../../src/remote/client.ts";
 import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { effectiveFromWire } from "../../src/protocol/wire_configuration.ts";
-import { assertNoLeak, queued, since, waitFor } from "./_client_helpers.ts";
+import { sleep, waitFor } from "../_helpers/real_time.ts";
+import { assertNoLeak, queued, since } from "./_client_helpers.ts";
 import { configOf, limited } from "../_helpers/coordinator_config.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { startServer } from "./_server.ts";
@@ -144,7 +145,7 @@ Deno.test("client policy local: a connection lost while a request waits leaves i
     const started = performance.now();
     const first = client.acquire({ ...request, waitLimitMs: 600 });
     const second = client.acquire({ ...request, waitLimitMs: 600 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     await server.dropClients();
     // The first takes the local limiter's one seat; the second queues locally for what is
     // left of its 600 ms, not for 600 ms more.

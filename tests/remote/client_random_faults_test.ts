@@ -34,6 +34,7 @@ import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { effectiveFromWire } from "../../src/protocol/wire_configuration.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { limited } from "../_helpers/coordinator_config.ts";
+import { sleep, within } from "../_helpers/real_time.ts";
 
 /** The default seed; change it here, or set APF_FAULT_SEED with --allow-env=APF_FAULT_SEED. */
 const DEFAULT_SEED = 0x0a9f_2024;
@@ -225,21 +226,6 @@ interface Held {
   seats: number;
   /** `release()` or `initialized()` was called. */
   ended: boolean;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** `promise`, or a failure naming `what` after `ms` (its timer cleared either way). */
-async function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new assert.AssertionError({ message: what() })), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 Deno.test(`client: a randomized fault run ends with every seat accounted for (seed ${SEED})`, async () => {

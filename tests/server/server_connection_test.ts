@@ -6,6 +6,7 @@ import { SessionHost } from "../../src/server/sessions.ts";
 import { CLOSE_UNAUTHENTICATED, type WireError } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { configOf, limited } from "../_helpers/coordinator_config.ts";
+import { settle } from "../_helpers/settle.ts";
 
 function setup(token: string | null = "s3cret") {
   const clock = new FakeEventClock();
@@ -33,10 +34,6 @@ function setup(token: string | null = "s3cret") {
 
 const hello = (token: string | null, resume: string | null = null) =>
   JSON.stringify({ t: "hello", v: [1], token, client: "test", resume });
-
-async function settle() {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-}
 
 Deno.test("hello with the right token gets welcome; ops then get batched decisions", async () => {
   const { coordinator, host, sent, connect } = setup();

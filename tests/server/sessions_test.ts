@@ -5,6 +5,7 @@ import { dumpSessions, dumpSessionsJson } from "../../src/observe/session_dumps.
 import type { WireDecision } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { configOf, limited } from "../_helpers/coordinator_config.ts";
+import { settle } from "../_helpers/settle.ts";
 
 function setup(options: { leaseMs?: number; graceMs?: number } = {}) {
   const clock = new FakeEventClock();
@@ -16,10 +17,6 @@ function setup(options: { leaseMs?: number; graceMs?: number } = {}) {
   );
   const host = new SessionHost(coordinator, { clock, leaseMs: 1000, graceMs: 500, ...options });
   return { clock, coordinator, host };
-}
-
-async function settle() {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
 const req = { priorityLevel: "queued", flowSchema: "queued" };

@@ -20,9 +20,9 @@
  */
 
 import { Hono } from "hono";
-import { apf, type ApfEnv as ApfVariables } from "@apf/edge/hono";
+import { apf, type ApfEnv } from "@apf/edge/hono";
 import {
-  type ApfEnv,
+  type ApfBindings,
   cloudflareAdminRoutes,
   cloudflareCoordinator,
   configurationFromEnv,
@@ -31,7 +31,7 @@ import {
 // The Durable Object classes must be exported by the Worker's entry module.
 export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
 
-type Env = ApfEnv & {
+type Env = ApfBindings & {
   API_KEYS?: string | Record<string, { name: string; groups?: string[] }>;
 };
 
@@ -42,9 +42,9 @@ function apiKeys(env: Env): Record<string, { name: string; groups?: string[] }> 
 }
 
 // One limiter per isolate, made from the first request's bindings.
-let limiter: ReturnType<typeof apf<{ Bindings: Env } & ApfVariables>> | undefined;
+let limiter: ReturnType<typeof apf<{ Bindings: Env } & ApfEnv>> | undefined;
 
-const app = new Hono<{ Bindings: Env } & ApfVariables>();
+const app = new Hono<{ Bindings: Env } & ApfEnv>();
 
 // Operators' routes first: they take no seat of the app's levels.
 const authorized = (c: { req: { header(name: string): string | undefined }; env: Env }) =>

@@ -7,12 +7,12 @@
  */
 
 import { Hono } from "hono";
-import { apf, type ApfEnv as ApfVariables } from "@apf/edge/hono";
-import { type ApfEnv, cloudflareCoordinator } from "@apf/edge/cloudflare";
+import { apf, type ApfEnv } from "@apf/edge/hono";
+import { type ApfBindings, cloudflareCoordinator } from "@apf/edge/cloudflare";
 export { ControllerObject, PriorityLevelObject } from "@apf/edge/cloudflare";
 
-let limiter: ReturnType<typeof apf<{ Bindings: ApfEnv } & ApfVariables>> | undefined;
-const app = new Hono<{ Bindings: ApfEnv } & ApfVariables>();
+let limiter: ReturnType<typeof apf<{ Bindings: ApfBindings } & ApfEnv>> | undefined;
+const app = new Hono<{ Bindings: ApfBindings } & ApfEnv>();
 app.use((c, next) => {
   limiter ??= apf({ coordinator: cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER) });
   return limiter(c, next);

@@ -8,7 +8,7 @@
 
 import { Hono } from "hono";
 import example from "../../../examples/cloudflare_worker/src/index.ts";
-import { type ApfEnv, cloudflareCoordinator } from "../../../src/cloudflare/mod.ts";
+import { type ApfBindings, cloudflareCoordinator } from "../../../src/cloudflare/mod.ts";
 import type { WorkerCoordinator } from "../../../src/cloudflare/coordinator.ts";
 
 export {
@@ -24,7 +24,7 @@ const request = (user: string) => ({
   distinguisher: user,
 });
 
-const app = new Hono<{ Bindings: ApfEnv }>();
+const app = new Hono<{ Bindings: ApfBindings }>();
 app.get("/test/forget", async (c) => {
   coordinator ??= cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER);
   const a = await coordinator.acquire(request(c.req.query("user") ?? "forgetful"));

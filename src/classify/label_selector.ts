@@ -4,22 +4,22 @@
  * @module
  */
 
-import { dns1123SubdomainErrors } from "../config/_names.ts";
+import { dns1123SubdomainErrors } from "../config/names.ts";
 
 // ---------------------------------------------------------------------------
 // Label selectors: only whether apimachinery's labels.Parse accepts them.
 
-export const T_END = 1;
-export const T_CLOSE = 2;
-export const T_COMMA = 3;
-export const T_NOT = 4;
-export const T_OP = 5; // = == != (exact-value operators)
-export const T_ORDER = 6; // > < (integer-value operators)
-export const T_IDENT = 7;
-export const T_IN = 8; // in, notin
-export const T_OPEN = 9;
+const T_END = 1;
+const T_CLOSE = 2;
+const T_COMMA = 3;
+const T_NOT = 4;
+const T_OP = 5; // = == != (exact-value operators)
+const T_ORDER = 6; // > < (integer-value operators)
+const T_IDENT = 7;
+const T_IN = 8; // in, notin
+const T_OPEN = 9;
 
-export const SYMBOLS = new Map([
+const SYMBOLS = new Map([
   ["(", T_OPEN],
   [")", T_CLOSE],
   [",", T_COMMA],
@@ -31,14 +31,14 @@ export const SYMBOLS = new Map([
   ["<", T_ORDER],
 ]);
 
-export const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-export function isBlank(c: number): boolean {
+function isBlank(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 }
 
-export function isSymbol(c: number): boolean {
+function isSymbol(c: number): boolean {
   return c === 0x3d || c === 0x21 || c === 0x28 || c === 0x29 || c === 0x2c || c === 0x3e ||
     c === 0x3c;
 }
@@ -48,7 +48,7 @@ export function isSymbol(c: number): boolean {
  * input at the start of a token, but only ends (and is consumed by) an
  * identifier or an operator.
  */
-export function lexLabels(s: string, kinds: number[], texts: string[]): void {
+function lexLabels(s: string, kinds: number[], texts: string[]): void {
   let pos = 0;
   for (;;) {
     let c = pos < s.length ? s.charCodeAt(pos++) : 0;
@@ -148,7 +148,7 @@ export function isLabelSelector(selector: string): boolean {
 }
 
 /** apimachinery `validation.IsQualifiedName`: `[prefix/]name`. */
-export function isQualifiedName(key: string): boolean {
+function isQualifiedName(key: string): boolean {
   const slash = key.indexOf("/");
   let name = key;
   if (slash >= 0) {
@@ -161,7 +161,7 @@ export function isQualifiedName(key: string): boolean {
 }
 
 /** apimachinery `validation.IsValidLabelValue`. */
-export function isLabelValue(value: string): boolean {
+function isLabelValue(value: string): boolean {
   return value.length <= 63 && LABEL_VALUE.test(value);
 }
 

@@ -4,17 +4,27 @@
  * @module
  */
 
-import { isInt64, isLabelSelector } from "./_label_selector.ts";
+import { isInt64, isLabelSelector } from "./label_selector.ts";
 import { urlUnescape } from "./_path_segments.ts";
 
+// Slots of the parameters in ListParams: their index in KEYS and LIST_OPTION_KEYS.
+/** Slot of `watch`. */
 export const WATCH = 0;
+/** Slot of `fieldSelector`. */
 export const FIELD_SELECTOR = 1;
+/** Slot of `labelSelector`. */
 export const LABEL_SELECTOR = 2;
+/** Slot of `limit`. */
 export const LIMIT = 3;
+/** Slot of `timeoutSeconds`. */
 export const TIMEOUT_SECONDS = 4;
+/** Slot of `resourceVersion` (read by the list work estimator only). */
 export const RESOURCE_VERSION = 5;
+/** Slot of `resourceVersionMatch` (read by the list work estimator only). */
 export const RESOURCE_VERSION_MATCH = 6;
+/** Slot of `continue` (read by the list work estimator only). */
 export const CONTINUE = 7;
+/** Slot of `sendInitialEvents` (read by the list work estimator only). */
 export const SEND_INITIAL_EVENTS = 8;
 /** The parameters RequestInfo reads. */
 export const KEYS: readonly string[] = [
@@ -101,7 +111,8 @@ export class ListParams {
   }
 }
 
-export function keySlot(
+/** The index in `keys` of the query key query[from, to) once decoded, or -1. */
+function keySlot(
   keys: readonly string[],
   query: string,
   from: number,
@@ -146,6 +157,7 @@ export function queryBool(value: string | undefined, decodeFailed: boolean): boo
   return false;
 }
 
+/** Whether `value` is "fal\u017fe": false to the decoder, true to the fallback after a failure. */
 export function hasLongS(value: string | undefined): boolean {
   return value !== undefined && value.length === 5 && value.charCodeAt(3) === 0x17f;
 }
@@ -207,7 +219,7 @@ export function exactFieldValue(selector: string, field: string): string | null 
 }
 
 /** Index of the first `!=`, `==` or `=` in s[from, to) (Go's splitTerm); -1 if none. */
-export function operatorAt(s: string, from: number, to: number): number {
+function operatorAt(s: string, from: number, to: number): number {
   for (let i = from; i < to; i++) {
     const c = s.charCodeAt(i);
     if (c === 0x3d || (c === 0x21 && i + 1 < to && s.charCodeAt(i + 1) === 0x3d)) return i;
@@ -216,7 +228,7 @@ export function operatorAt(s: string, from: number, to: number): number {
 }
 
 /** Go's `fields.UnescapeValue` accepts s[from, to): only `\\`, `\,`, `\=` escapes, no bare `,` or `=`. */
-export function isFieldValue(s: string, from: number, to: number): boolean {
+function isFieldValue(s: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
     const c = s.charCodeAt(i);
     if (c === 0x5c) {
@@ -230,7 +242,7 @@ export function isFieldValue(s: string, from: number, to: number): boolean {
 }
 
 /** Go's string order: by UTF-8 bytes, i.e. by code point, not by UTF-16 unit. */
-export function goLess(a: string, b: string): boolean {
+function goLess(a: string, b: string): boolean {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
