@@ -8,7 +8,7 @@
 
 import type { Clock } from "../fairqueuing/clock.ts";
 import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
-import { AdminUnavailable, type AdminSource } from "../observe/admin_source.ts";
+import { type AdminSource, AdminUnavailable } from "../observe/admin_source.ts";
 import { mergeExpositions } from "../observe/merge_expositions.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";

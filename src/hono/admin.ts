@@ -12,8 +12,8 @@
 import { Hono } from "hono";
 import type { Context, Env, Handler } from "hono";
 import {
-  adminRouter,
   type AdminRouter,
+  adminRouter,
   DEBUG_PREFIX,
   DUMP_KINDS,
   type DumpKind,
@@ -79,7 +79,9 @@ export function honoAdminRouter<E extends Env>(
 export function mountAdminRouter<E extends Env>(router: AdminRouter<Context<E>>): Hono<E> {
   const app = new Hono<E>();
   // Per route, not a catch-all: mounted at a prefix, it must leave the app's other routes alone.
-  for (const route of router.routes) app.on(route.method, route.path, (c) => route.handle(c.req.raw, c));
+  for (const route of router.routes) {
+    app.on(route.method, route.path, (c) => route.handle(c.req.raw, c));
+  }
   return app;
 }
 
