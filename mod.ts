@@ -264,6 +264,16 @@ export {
   type WorkEstimatorConfig,
 } from "./src/estimate/mod.ts";
 export {
+  type AdminReading,
+  type AdminReloadOptions,
+  type AdminReloadResult,
+  type AdminRoute,
+  type AdminRouter,
+  adminRouter,
+  type AdminRouterOptions,
+  type AdminSource,
+  AdminUnavailable,
+  bearerTokenCheck,
   type CoordinatorSnapshot,
   Counter,
   CounterChild,

@@ -102,10 +102,10 @@ function handlerOf<E extends Env>(
  * @throws {TypeError} when `options.authorize` is missing.
  */
 export function metricsHandler<E extends Env = Env>(
-  source: AdminSource<Context<E>>,
+  source: AdminSource,
   options: AdminOptions<E>,
 ): Handler<E> {
-  return handlerOf("/metrics", source, options);
+  return handlerOf("/metrics", withContext(source), options);
 }
 
 /**
@@ -117,13 +117,13 @@ export function metricsHandler<E extends Env = Env>(
  */
 export function dumpHandler<E extends Env = Env>(
   kind: DumpKind,
-  source: AdminSource<Context<E>>,
+  source: AdminSource,
   options: AdminOptions<E>,
 ): Handler<E> {
   if (!DUMP_KINDS.includes(kind)) {
     throw new TypeError(`Cannot create a dump route: unknown kind ${JSON.stringify(kind)}`);
   }
-  return handlerOf(`${DEBUG_PREFIX}/${kind}`, source, options);
+  return handlerOf(`${DEBUG_PREFIX}/${kind}`, withContext(source), options);
 }
 
 /**
@@ -145,8 +145,18 @@ export function dumpHandler<E extends Env = Env>(
  * ```
  */
 export function apfAdminRoutes<E extends Env = Env>(
-  source: AdminSource<Context<E>>,
+  source: AdminSource,
   options: AdminOptions<E>,
 ): Hono<E> {
-  return mountAdminRouter(honoAdminRouter(source, options));
+  return mountAdminRouter(honoAdminRouter(withContext(source), options));
+}
+
+/**
+ * `source`, typed to receive the Hono context it does not read. Sound: its
+ * readings take no context (`void`), so whatever is passed is ignored; the
+ * assignments go through `never`, as method parameters are bivariant.
+ */
+function withContext<E extends Env>(source: AdminSource): AdminSource<Context<E>> {
+  const contextFree: AdminSource<never> = source;
+  return contextFree;
 }
