@@ -23,6 +23,8 @@ export class AdminUnavailable {
   readonly reason: string;
 
   /**
+   * An answer with `status` and `reason`.
+   *
    * @param status The HTTP status, an integer from 400 to 599.
    * @param reason One line for the operator.
    * @throws {RangeError} when `status` is not an integer from 400 to 599.
