@@ -16,9 +16,7 @@
  */
 
 export {
-  ACCEPTED_API_VERSIONS,
   bootstrapConfiguration,
-  CATCH_ALL,
   type ConfigOption,
   type ConfigurationDiff,
   ConfigurationError,
@@ -29,7 +27,6 @@ export {
   type EffectiveFlowSchema,
   type EffectiveOptions,
   type EffectivePriorityLevel,
-  EXEMPT,
   type ExemptPriorityLevelConfiguration,
   type FieldError,
   FLOWCONTROL_V1,
@@ -129,7 +126,6 @@ export {
   type ConnectCoordinatorOptions,
   CoordinatorRefusedError,
   type CoordinatorSocket,
-  DEFAULT_FALLBACK_FRACTION,
   type RemoteCoordinator,
   type RemoteCoordinatorStats,
   type UnreachablePolicy,
@@ -157,7 +153,6 @@ export {
   defaultWorkEstimatorConfig,
   type DefaultWorkEstimatorConfigOptions,
   type EstimateInput,
-  type ForgetWatch,
   kubernetesEstimator,
   type KubernetesEstimatorOptions,
   type ObjectCountSource,
@@ -172,6 +167,13 @@ export {
   type WorkEstimatorConfig,
 } from "./src/estimate/mod.ts";
 export {
+  type AdminReading,
+  type AdminRouter,
+  adminRouter,
+  type AdminRouterOptions,
+  type AdminSource,
+  AdminUnavailable,
+  bearerTokenCheck,
   type CoordinatorSnapshot,
   type DemandSnapshot,
   FlowcontrolMetrics,

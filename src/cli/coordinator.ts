@@ -10,7 +10,7 @@ import { formatConfigurationDiff } from "../config/diff.ts";
 import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
-import { DEBUG_PREFIX } from "../hono/admin.ts";
+import { DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { addressOption, type HostPort, httpUrlOf, withFlagNames } from "./_address.ts";
 import {
   CONNECTION_FLAGS,

@@ -6,7 +6,7 @@
  */
 
 import { parseDurationMs } from "../_shared/duration.ts";
-import { DEBUG_PREFIX } from "../hono/admin.ts";
+import { DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { connectCoordinator } from "../remote/client.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { Hono } from "hono";
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
@@ -21,18 +20,18 @@ import {
 } from "../config/diff.ts";
 import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import { type ClientConnection, SeatServer } from "../server/seat_server.ts";
-import { constantTimeEqual } from "../_shared/secrets.ts";
 import type { SessionStats } from "../server/sessions.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
-import { apfAdminRoutes, DEBUG_PREFIX } from "../hono/admin.ts";
-import { dumpSessions, dumpSessionsJson } from "../observe/session_dumps.ts";
+import { adminRouter } from "../observe/admin_router.ts";
+import { bearerTokenCheck } from "../observe/bearer_token.ts";
 import type { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
 import { checkNumber } from "../_shared/errors.ts";
+import { adminListenerHandler } from "./_admin_listener.ts";
 
 /** Where the coordinator listens when not told: `127.0.0.1:7070`. */
 export const DEFAULT_COORDINATOR_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7070 };
@@ -184,8 +183,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     );
   }
   // With a token, the admin routes ask for it too (Authorization: Bearer <token>).
-  const authorize = (header: string | undefined): boolean =>
-    token === null || constantTimeEqual(header ?? "", `Bearer ${token}`);
+  const authorize = token === null ? () => true : bearerTokenCheck(token);
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
   const limits = checkLimits("serve the coordinator", options);
   const helloTimeoutMs = options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS;
@@ -331,32 +329,22 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       onListen: (addr) => options.onListen?.(addr, "main"),
     }));
     if (adminListen !== null) {
-      const admin = new Hono()
-        .route(
-          "/",
-          apfAdminRoutes({ snapshot: (o) => coordinator.snapshot(o), metrics }, {
-            authorize: (c) => authorize(c.req.header("Authorization")),
-          }),
-        )
-        .get(`${DEBUG_PREFIX}/dump_sessions`, (c) => {
-          if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
-          const snapshot = host.snapshot();
-          return c.req.query("format") === "json"
-            ? c.json(dumpSessionsJson(snapshot))
-            : c.text(dumpSessions(snapshot));
-        })
-        .post("/reload", async (c) => {
-          if (!authorize(c.req.header("Authorization"))) return c.text("Forbidden\n", 403);
+      const admin = adminRouter({
+        snapshot: (o) => coordinator.snapshot(o),
+        metrics,
+        sessions: () => host.snapshot(),
+        reload: async ({ allowEmpty }) => {
           try {
-            const diff = await reload(undefined, {
-              allowEmpty: c.req.query("allowEmpty") === "true",
-            });
-            return c.text(`reloaded: ${formatConfigurationDiff(diff)}\n`);
+            return {
+              applied: true,
+              summary: formatConfigurationDiff(await reload(undefined, { allowEmpty })),
+            };
           } catch (e) {
-            return c.text(`refused: ${e instanceof Error ? e.message : String(e)}\n`, 400);
+            return { applied: false, reason: e instanceof Error ? e.message : String(e) };
           }
-        });
-      servers.push(serveGuarded((req) => admin.fetch(req), {
+        },
+      }, { authorize });
+      servers.push(serveGuarded(adminListenerHandler(admin), {
         ...limits,
         name: "adminListen",
         hostname: adminListen.hostname,

@@ -10,7 +10,8 @@
 import { Hono } from "hono";
 import { frontProxyIdentity } from "../classify/identity_resolvers.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
-import { apf, apfAdminRoutes, type ApfOptions } from "../hono/mod.ts";
+import { apf, type ApfOptions } from "../hono/mod.ts";
+import { adminRouter } from "../observe/admin_router.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
 import { reverseProxy } from "./_proxy.ts";
 import { checkLimits } from "./_limits.ts";
@@ -18,6 +19,7 @@ import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gatew
 import { type GuardedServer, serveGuarded } from "./http_server.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
 import { valueError } from "../_shared/errors.ts";
+import { adminListenerHandler } from "./_admin_listener.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
@@ -84,8 +86,9 @@ export function serveGateway(options: GatewayOptions): Gateway {
       onListen: (addr) => onListen?.(addr, "main"),
     }));
     if (adminListen !== null) {
-      const admin = new Hono().route("/", apfAdminRoutes(middleware, { authorize: () => true }));
-      servers.push(serveGuarded((req) => admin.fetch(req), {
+      // The admin listener is the operators' own: who reaches it may read it.
+      const admin = adminRouter(middleware, { authorize: () => true });
+      servers.push(serveGuarded(adminListenerHandler(admin), {
         ...limits,
         name: "adminListen",
         hostname: adminListen.hostname,

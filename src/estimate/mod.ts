@@ -27,5 +27,5 @@ export {
   ObjectCountTracker,
   type ObjectStats,
 } from "./object_count_tracker.ts";
-export { type ForgetWatch, type WatchCountSource, WatchTracker } from "./watch_tracker.ts";
+export { type WatchCountSource, WatchTracker } from "./watch_tracker.ts";
 export { type RouteCost, routeCostEstimator } from "./routes.ts";

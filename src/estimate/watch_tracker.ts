@@ -22,9 +22,6 @@ export interface WatchCountSource {
   interestedWatchCount(info: RequestInfo): number;
 }
 
-/** Forgets a registered watch; calling it again does nothing. */
-export type ForgetWatch = () => void;
-
 // Verbs that change nothing, so notify no watcher.
 const READ_ONLY_VERBS = new Set(["get", "list", "watch", "proxy"]);
 
@@ -62,12 +59,12 @@ export class WatchTracker implements WatchCountSource {
    * Registers the watch described by `info` (with its raw `query`, or
    * already parsed parameters, which decide the pods `spec.nodeName` rule;
    * without it, `info.fieldSelector` and `info.labelSelector` are read).
-   * Returns the function that forgets it, or `undefined` when `info` is not
-   * a watch. A pods watch that requires a non-empty `spec.nodeName` (a
+   * Returns the function that forgets it (calling it again does nothing),
+   * or `undefined` when `info` is not a watch. A pods watch that requires a non-empty `spec.nodeName` (a
    * kubelet's) is not counted: the watch cache index serves it only for
    * events of its node (Kubernetes approximates those as never).
    */
-  register(info: RequestInfo, query?: string | URLSearchParams): ForgetWatch | undefined {
+  register(info: RequestInfo, query?: string | URLSearchParams): (() => void) | undefined {
     if (info === null || typeof info !== "object") {
       throw new TypeError(`Cannot register a watch: info must be a RequestInfo, got ${show(info)}`);
     }

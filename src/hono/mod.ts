@@ -22,13 +22,4 @@ export {
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
 } from "./_response.ts";
-export {
-  type AdminOptions,
-  type AdminSource,
-  apfAdminRoutes,
-  bearerToken,
-  DEBUG_PREFIX,
-  dumpHandler,
-  type DumpKind,
-  metricsHandler,
-} from "./admin.ts";
+export { type AdminOptions, apfAdminRoutes, bearerToken, DEBUG_PREFIX } from "./admin.ts";

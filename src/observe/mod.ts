@@ -1,7 +1,8 @@
 /**
  * Observability: a Prometheus registry, the `apiserver_flowcontrol_*`
  * metrics (recorded through queue-set observers and read from coordinator
- * snapshots at scrape time), and Kubernetes' debug dumps.
+ * snapshots at scrape time), Kubernetes' debug dumps, and the admin router
+ * that serves them on any platform.
  *
  * @module
  */
@@ -41,6 +42,14 @@ export {
   type RequestDumpRow,
 } from "./dumps.ts";
 export { mergeExpositions } from "./merge_expositions.ts";
+export {
+  type AdminRoute,
+  type AdminRouter,
+  adminRouter,
+  type AdminRouterOptions,
+} from "./admin_router.ts";
+export { type AdminReading, type AdminSource, AdminUnavailable } from "./admin_source.ts";
+export { bearerTokenCheck } from "./bearer_token.ts";
 export {
   dumpSessions,
   dumpSessionsJson,

@@ -2,14 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "../../src/observe/mod.ts";
-import {
-  apf,
-  apfAdminRoutes,
-  type ApfEnv,
-  bearerToken,
-  dumpHandler,
-  metricsHandler,
-} from "../../src/hono/mod.ts";
+import { apf, apfAdminRoutes, type ApfEnv, bearerToken } from "../../src/hono/mod.ts";
 import { settle } from "../_helpers/settle.ts";
 import { gate, tinyConfig } from "./_helpers.ts";
 
@@ -35,11 +28,7 @@ Deno.test("admin routes refuse without authorization, and cannot be created with
     assert.equal(await res.text(), "Forbidden\n");
   }
   assert.throws(() => apfAdminRoutes(limiter, {} as never), /options.authorize must be a function/);
-  assert.throws(() => metricsHandler(limiter, undefined as never), /authorize must be a function/);
-  assert.throws(
-    () => dumpHandler("dump_all" as never, limiter, { authorize: () => true }),
-    /unknown kind "dump_all"/,
-  );
+  assert.throws(() => apfAdminRoutes(limiter, undefined as never), /authorize must be a function/);
   limiter.close();
 });
 
