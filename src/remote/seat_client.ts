@@ -88,14 +88,6 @@ interface Pending {
   cancelOnSend: boolean;
 }
 
-/** An acquire answered by the `local` policy, perhaps waiting in the local limiter. */
-interface FallbackWaiter {
-  signal: AbortSignal | undefined;
-  /** Aborted to take it out of the local queue when the coordinator is reached again. */
-  moving: AbortController;
-  moved: boolean;
-}
-
 const CANCELLED: Admission = { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
 
 function readSignal(options: AcquireOptions | undefined): AbortSignal | undefined {
@@ -122,7 +114,6 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   #pending = new Map<number, Pending>();
   #held = new Map<number, RemoteSeat>();
   #renewTimer: Timer | null = null;
-  #inFallback = new Set<FallbackWaiter>();
   /** Waiting for the transport's first outcome (reachable, unreachable, refused), or `null`. */
   #firstAttempt: Array<{ resolve(): void; reject(e: unknown): void }> | null;
   #refusal: Error | null = null;
@@ -298,7 +289,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     for (const seat of this.#held.values()) seat.leasedAt = now;
     this.#stopRenewals();
     this.#armRenewals();
-    this.#handOver();
+    this.#fallback.handOver();
     this.#attempted();
     return reclaimed;
   }
@@ -468,35 +459,12 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     late: boolean,
   ): Promise<Admission> {
     this.#stats.fallbacks++;
-    if (late || this.#fallback.policy !== "local") {
-      return this.#fallback.answer(request, signal, late);
-    }
-    // It may queue in the local limiter: if the coordinator is back meanwhile, it moves there
-    // (see #handOver), so that the local queue does not go on dispatching past the shared limit.
-    const waitEndsAt = this.#clock.now() + waitLimitOf(request);
-    const w: FallbackWaiter = { signal, moving: new AbortController(), moved: false };
-    this.#inFallback.add(w);
-    const mine = w.moving.signal;
-    const combined = signal === undefined ? mine : AbortSignal.any([signal, mine]);
-    return this.#fallback.answer(request, combined, false).then((admission) => {
-      this.#inFallback.delete(w);
-      if (!w.moved || admission.admitted || admission.reason !== "cancelled") return admission;
-      // Taken out of the local queue for the coordinator, with what is left of its wait.
-      const left = Math.max(0, waitEndsAt - this.#clock.now());
-      return this.acquire(
-        { ...request, waitLimitMs: left },
-        signal === undefined ? {} : { signal },
-      );
-    });
-  }
-
-  /** The coordinator is reached: what waits in the local limiter moves to it. */
-  #handOver(): void {
-    for (const w of this.#inFallback) {
-      if (w.signal?.aborted === true) continue;
-      w.moved = true;
-      w.moving.abort();
-    }
+    if (late) return this.#fallback.answer(request, signal, true);
+    return this.#fallback.answerUntilReachable(
+      request,
+      signal,
+      (r, s) => this.acquire(r, s === undefined ? {} : { signal: s }),
+    );
   }
 
   /** The first connection attempt ended (reached, lost, refused, or the client closed). */
