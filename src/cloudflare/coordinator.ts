@@ -13,12 +13,12 @@
 // @ts-types="./_workers_types.d.ts"
 import { RpcTarget } from "cloudflare:workers";
 import type { Liveness } from "./_level_host.ts";
+import type { LevelRpc } from "./_worker_client.ts";
 import {
   type ControllerRpc,
-  type LevelRpc,
   WorkerCoordinator,
   type WorkerCoordinatorOptions,
-} from "./_worker_client.ts";
+} from "./_worker_coordinator.ts";
 import type { DurableObjectNamespace } from "./_workers_types.d.ts";
 import type { ControllerObject } from "./controller_object.ts";
 import { CONTROLLER_NAME } from "./env.ts";
@@ -28,7 +28,7 @@ export type {
   WorkerCoordinator,
   WorkerCoordinatorOptions,
   WorkerCoordinatorStats,
-} from "./_worker_client.ts";
+} from "./_worker_coordinator.ts";
 
 /**
  * The caller's pulse, handed to a level object with each acquire: it calls

@@ -2,9 +2,10 @@
  * The remote client's connection to its coordinator server: one WebSocket
  * at a time, opened with `hello`, given up when not welcomed within the
  * connect timeout, and opened again after a backoff when lost. It decodes
- * what arrives and hands the client only well-formed messages in their
- * place (a `welcome` first, then configurations, decisions and errors);
- * the seats and the requests are the client's. Internal to the coordinator.
+ * what arrives and hands the WebSocket transport (`_websocket_transport.ts`)
+ * only well-formed messages in their place (a `welcome` first, then
+ * configurations, decisions and errors); the seats and the requests are the
+ * client kit's. Internal to the remote client.
  *
  * @module
  */

@@ -1,8 +1,9 @@
 /**
- * What the remote client answers when the coordinator cannot be reached
+ * What the client kit answers when the coordinator cannot be reached
  * (`docs/semantics.md` §11.1, "Failure policies"): the `local` policy's embedded
- * coordinator, sized at a fraction of the server's limit, and the `open`
- * and `closed` answers. Internal to the coordinator.
+ * coordinator, sized at a fraction of the server's limit, whose waiting
+ * requests move to the coordinator once it is reached again, and the `open`
+ * and `closed` answers.
  *
  * @module
  */
@@ -10,6 +11,10 @@
 import { type EffectiveConfiguration, effectiveConfiguration } from "../config/effective.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import {
+  DEFAULT_QUEUE_WAIT_LIMIT_MS,
+  MAX_QUEUE_WAIT_LIMIT_MS,
+} from "../coordinator/seat_request.ts";
 import { OpenSeat } from "./remote_seat.ts";
 import type { Admission, SeatRequest } from "../coordinator/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
@@ -33,6 +38,14 @@ export function scaled(config: EffectiveConfiguration, fraction: number): Effect
   }, { serverConcurrencyLimit: Math.max(1, Math.ceil(config.serverConcurrencyLimit * fraction)) });
 }
 
+/** A request answered by the `local` policy, perhaps waiting in the local limiter. */
+interface Waiter {
+  signal: AbortSignal | undefined;
+  /** Aborted to take it out of the local queue when the coordinator is reached again. */
+  moving: AbortController;
+  moved: boolean;
+}
+
 /** Answers requests by policy; owns the `local` policy's embedded coordinator. */
 export class Fallback {
   #policy: UnreachablePolicy;
@@ -41,6 +54,7 @@ export class Fallback {
   #given: EffectiveConfiguration | null;
   #server: EffectiveConfiguration | null = null;
   #local: EmbeddedCoordinator | null = null;
+  #waiting = new Set<Waiter>();
 
   constructor(
     policy: UnreachablePolicy,
@@ -95,6 +109,45 @@ export class Fallback {
           signal === undefined ? {} : { signal },
         );
       }
+    }
+  }
+
+  /**
+   * Answers `request` by policy, as {@linkcode Fallback.answer}; one that
+   * waits in the local limiter when {@linkcode Fallback.handOver} is called
+   * is taken out of it and handed to `retry` with what is left of its wait
+   * limit, so that the local queue does not go on dispatching past the
+   * shared limit once the coordinator is back.
+   */
+  answerUntilReachable(
+    request: SeatRequest,
+    signal: AbortSignal | undefined,
+    retry: (request: SeatRequest, signal: AbortSignal | undefined) => Promise<Admission>,
+  ): Promise<Admission> {
+    if (this.#policy !== "local") return this.answer(request, signal, false);
+    const waitLimitMs = Math.min(
+      request.waitLimitMs ?? DEFAULT_QUEUE_WAIT_LIMIT_MS,
+      MAX_QUEUE_WAIT_LIMIT_MS,
+    );
+    const waitEndsAt = this.#clock.now() + waitLimitMs;
+    const w: Waiter = { signal, moving: new AbortController(), moved: false };
+    this.#waiting.add(w);
+    const mine = w.moving.signal;
+    const combined = signal === undefined ? mine : AbortSignal.any([signal, mine]);
+    return this.answer(request, combined, false).then((admission) => {
+      this.#waiting.delete(w);
+      if (!w.moved || admission.admitted || admission.reason !== "cancelled") return admission;
+      const left = Math.max(0, waitEndsAt - this.#clock.now());
+      return retry({ ...request, waitLimitMs: left }, signal);
+    });
+  }
+
+  /** The coordinator is reached: what waits in the local limiter moves to it. */
+  handOver(): void {
+    for (const w of this.#waiting) {
+      if (w.signal?.aborted === true) continue;
+      w.moved = true;
+      w.moving.abort();
     }
   }
 

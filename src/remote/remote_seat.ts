@@ -30,6 +30,8 @@ export class RemoteSeat implements Seat {
   readonly priorityLevel: string;
   /** The acquire id the server knows the seat by. */
   readonly id: number;
+  /** When the seat was granted, on the client's clock. */
+  readonly grantedAt: number;
   /** When the lease was last started or renewed, on the client's clock. */
   leasedAt: number;
   #owner: SeatOwner;
@@ -40,6 +42,7 @@ export class RemoteSeat implements Seat {
     this.#owner = owner;
     this.id = id;
     this.priorityLevel = priorityLevel;
+    this.grantedAt = now;
     this.leasedAt = now;
   }
 

@@ -6,11 +6,11 @@
 
 import type { EffectiveConfiguration } from "../../src/config/effective.ts";
 import { LevelHost, type Liveness } from "../../src/cloudflare/_level_host.ts";
+import type { LevelRpc } from "../../src/cloudflare/_worker_client.ts";
 import {
-  type LevelRpc,
   WorkerCoordinator,
   type WorkerCoordinatorOptions,
-} from "../../src/cloudflare/_worker_client.ts";
+} from "../../src/cloudflare/_worker_coordinator.ts";
 import type { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 
 /** A level host as the Worker sees a level object's stub. */

@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { LevelHost } from "../../src/cloudflare/_level_host.ts";
-import {
-  type LevelRpc,
-  type RpcAdmission,
-  WorkerCoordinator,
-} from "../../src/cloudflare/_worker_client.ts";
+import type { LevelRpc, RpcAdmission } from "../../src/cloudflare/_worker_client.ts";
+import { WorkerCoordinator } from "../../src/cloudflare/_worker_coordinator.ts";
 import type { WireConfiguration } from "../../src/protocol/wire.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";

@@ -21,12 +21,11 @@
  */
 
 import { CallerLiveness } from "../../../src/cloudflare/coordinator.ts";
+import type { LevelRpc, SeatRpc } from "../../../src/cloudflare/_worker_client.ts";
 import {
-  type LevelRpc,
-  type SeatRpc,
   WorkerCoordinator,
   type WorkerCoordinatorStats,
-} from "../../../src/cloudflare/_worker_client.ts";
+} from "../../../src/cloudflare/_worker_coordinator.ts";
 import type {
   DurableObjectNamespace,
   WebSocketPairConstructor,
