@@ -67,7 +67,7 @@ export class WorkerCoordinator implements Coordinator {
    * Seats from `level(name)`'s object; configuration from `controller`
    * (or none); `liveness(signal)` makes the pulse handed with each acquire.
    *
-   * @throws {RangeError} for an invalid option.
+   * @throws {RangeError} for a number out of range; {TypeError} for another invalid option.
    */
   constructor(
     level: (name: string) => LevelRpc,

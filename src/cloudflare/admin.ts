@@ -15,6 +15,7 @@ import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { honoAdminRouter, mountAdminRouter } from "../hono/admin.ts";
 import type { ApfBindings } from "./env.ts";
 import { levelObjectsSource } from "./_level_objects_source.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** Options of {@linkcode cloudflareAdminRoutes}. */
 export interface CloudflareAdminOptions<E extends Env> {
@@ -40,26 +41,34 @@ export interface CloudflareAdminOptions<E extends Env> {
  * with `app.route("/apf", cloudflareAdminRoutes({ authorize }))`.
  *
  * @throws {TypeError} when `options.authorize` is missing.
- * @throws {RangeError} when `options.timeoutMs` is not a number > 0.
+ * @throws {RangeError} when `options.timeoutMs` is a number not > 0 ({TypeError} when not a number).
  * @example
  * ```ts ignore
  * import { Hono } from "hono";
+ * import { bearerTokenCheck } from "@apf/edge";
  * import { type ApfBindings, cloudflareAdminRoutes } from "@apf/edge/cloudflare";
  * const app = new Hono<{ Bindings: ApfBindings }>();
- * app.route("/apf", cloudflareAdminRoutes({
- *   authorize: (c) => c.req.header("Authorization") === `Bearer ${c.env.APF_TOKEN}`,
- * }));
+ * // bearerTokenCheck() throws on a missing or short token: nobody is let in then.
+ * const authorize = (c: { env: ApfBindings; req: { raw: Request } }) => {
+ *   try {
+ *     return bearerTokenCheck(c.env.APF_TOKEN)(c.req.raw);
+ *   } catch {
+ *     return false;
+ *   }
+ * };
+ * app.route("/apf", cloudflareAdminRoutes({ authorize }));
  * ```
  */
 export function cloudflareAdminRoutes<E extends Env = { Bindings: ApfBindings }>(
   options: CloudflareAdminOptions<E>,
 ): Hono<E> {
   const timeoutMs = options?.timeoutMs ?? 2_000;
-  if (!(typeof timeoutMs === "number" && timeoutMs > 0)) {
-    throw new RangeError(
+  checkNumber(
+    timeoutMs,
+    (ms) => ms > 0,
+    () =>
       `Cannot create the admin routes: timeoutMs must be a number > 0, got ${String(timeoutMs)}`,
-    );
-  }
+  );
   const source = levelObjectsSource<Context<E>>({
     env: options?.env ?? ((c) => c.env as ApfBindings),
     timeoutMs,

@@ -312,15 +312,18 @@ export function seatRequestProblem(request: unknown): SeatRequestProblem | null 
   const issue = parsed.error.issues[0]!;
   const at = issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
   // The class follows the value received, as the embedded coordinator's checks do: a number
-  // out of range (1.5 where an integer goes, NaN, -1) is a RangeError, anything else a TypeError.
+  // out of range (1.5 where an integer goes, NaN, -1) is a RangeError, anything else (a number
+  // where a name goes included) a TypeError.
   let value: unknown = request;
   for (const key of issue.path) {
     value = typeof value === "object" && value !== null
       ? (value as Record<PropertyKey, unknown>)[key]
       : undefined;
   }
+  const numberExpected = issue.code !== "invalid_type" ||
+    ["number", "int", "bigint"].includes(String(issue.expected));
   return {
-    error: errorClassOf(value),
+    error: numberExpected ? errorClassOf(value) : "TypeError",
     message: `Cannot acquire a seat: invalid request${at}: ${issue.message}`,
   };
 }

@@ -42,6 +42,7 @@ import type { WireConfiguration } from "../protocol/wire.ts";
 import { globalWebSocket } from "./_connection.ts";
 import { WebSocketTransport } from "./_websocket_transport.ts";
 import { SeatClient } from "./seat_client.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 export {
   type ClientState,
@@ -64,9 +65,11 @@ const WHAT = "Cannot connect a coordinator";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
-  if (!(v >= 0 && v < Infinity)) {
-    throw new RangeError(`${WHAT}: ${name} must be >= 0, got ${v}`);
-  }
+  checkNumber(
+    v,
+    (n) => n >= 0 && n < Infinity,
+    () => `${WHAT}: ${name} must be >= 0, got ${String(v)}`,
+  );
   return v;
 }
 

@@ -7,6 +7,7 @@
  */
 
 import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
+import { checkNumber } from "../_shared/errors.ts";
 
 /** What a remote seat tells its client when it ends. */
 export interface SeatOwner {
@@ -17,11 +18,11 @@ export interface SeatOwner {
 function checkExecutionMs(options: ReleaseOptions | undefined): number | null {
   const ms = options?.executionMs;
   if (ms === undefined) return null;
-  if (!(ms >= 0 && ms < Infinity)) {
-    throw new RangeError(
-      `Cannot release a seat: executionMs must be a finite number >= 0, got ${ms}`,
-    );
-  }
+  checkNumber(
+    ms,
+    (n) => n >= 0 && n < Infinity,
+    () => `Cannot release a seat: executionMs must be a finite number >= 0, got ${String(ms)}`,
+  );
   return ms;
 }
 

@@ -38,6 +38,7 @@ import {
 } from "../coordinator/seat_request.ts";
 import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coordinator/types.ts";
 import { seatRequestError, type WireConfiguration } from "../protocol/wire.ts";
+import { checkNumber } from "../_shared/errors.ts";
 import { DEFAULT_FALLBACK_FRACTION } from "./client_types.ts";
 import { Fallback, unavailable, type UnreachablePolicy } from "./fallback.ts";
 import { RemoteSeat, type SeatOwner } from "./remote_seat.ts";
@@ -124,7 +125,8 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
    * with `connect`, handing it the kit's events. `stats` is the client's
    * live counters object.
    *
-   * @throws {RangeError} for an invalid policy, fraction or margin.
+   * @throws {TypeError} for an unknown policy; {RangeError} for a fraction or
+   * margin out of range ({TypeError} when not a number).
    */
   constructor(
     what: string,
@@ -134,16 +136,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   ) {
     const policy = options.policy ?? "local";
     if (!["local", "open", "closed"].includes(policy)) {
-      throw new RangeError(`${what}: policy must be local, open or closed, got ${String(policy)}`);
+      throw new TypeError(`${what}: policy must be local, open or closed, got ${String(policy)}`);
     }
     const fraction = options.fallback?.fraction ?? DEFAULT_FALLBACK_FRACTION;
-    if (!(fraction > 0 && fraction <= 1)) {
-      throw new RangeError(`${what}: fraction must be in (0, 1], got ${fraction}`);
-    }
+    checkNumber(
+      fraction,
+      (f) => f > 0 && f <= 1,
+      () => `${what}: fraction must be in (0, 1], got ${String(fraction)}`,
+    );
     const margin = options.deadlineMarginMs ?? 1_000;
-    if (!(margin >= 0 && margin < Infinity)) {
-      throw new RangeError(`${what}: deadlineMarginMs must be >= 0, got ${margin}`);
-    }
+    checkNumber(
+      margin,
+      (m) => m >= 0 && m < Infinity,
+      () => `${what}: deadlineMarginMs must be >= 0, got ${String(margin)}`,
+    );
     this.#stats = stats;
     this.#clock = options.clock ?? systemClock;
     this.#marginMs = margin;

@@ -397,10 +397,11 @@ Deno.test("kit: close answers waiters unavailable; close(false) leaves held seat
 
 Deno.test("kit: invalid options and requests are refused, and change nothing", async () => {
   for (
-    const [options, message] of [
-      [{ policy: "maybe" as never }, /policy must be local, open or closed, got maybe/],
-      [{ fallback: { fraction: 0 } }, /fraction must be in \(0, 1\], got 0/],
-      [{ deadlineMarginMs: -1 }, /deadlineMarginMs must be >= 0, got -1/],
+    const [options, kind, message] of [
+      [{ policy: "maybe" as never }, TypeError, /policy must be local, open or closed, got maybe/],
+      [{ fallback: { fraction: 0 } }, RangeError, /fraction must be in \(0, 1\], got 0/],
+      [{ fallback: { fraction: "0.5" as never } }, TypeError, /fraction must be in \(0, 1\]/],
+      [{ deadlineMarginMs: -1 }, RangeError, /deadlineMarginMs must be >= 0, got -1/],
     ] as const
   ) {
     let made = false;
@@ -410,7 +411,7 @@ Deno.test("kit: invalid options and requests are refused, and change nothing", a
           made = true;
           return new FakeTransport("connected", true);
         }),
-      (e) => e instanceof RangeError && message.test(e.message),
+      (e) => e instanceof kind && message.test((e as Error).message),
     );
     assert.equal(made, false, "no transport made");
   }

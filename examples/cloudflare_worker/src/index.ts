@@ -20,6 +20,7 @@
  */
 
 import { Hono } from "hono";
+import { bearerTokenCheck } from "@apf/edge";
 import { apf, type ApfEnv } from "@apf/edge/hono";
 import {
   type ApfBindings,
@@ -47,8 +48,15 @@ let limiter: ReturnType<typeof apf<{ Bindings: Env } & ApfEnv>> | undefined;
 const app = new Hono<{ Bindings: Env } & ApfEnv>();
 
 // Operators' routes first: they take no seat of the app's levels.
-const authorized = (c: { req: { header(name: string): string | undefined }; env: Env }) =>
-  c.env.APF_TOKEN !== undefined && c.req.header("Authorization") === `Bearer ${c.env.APF_TOKEN}`;
+// bearerTokenCheck() compares in constant time and refuses a missing, empty or short token:
+// with APF_TOKEN unset, nobody is let in.
+const authorized = (c: { env: Env; req: { raw: Request } }): boolean => {
+  try {
+    return bearerTokenCheck(c.env.APF_TOKEN)(c.req.raw);
+  } catch {
+    return false;
+  }
+};
 app.put("/apf/config", async (c) => {
   if (!authorized(c)) return c.text("Forbidden\n", 403);
   const controller = c.env.APF_CONTROLLER.getByName("controller");
