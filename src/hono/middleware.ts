@@ -40,6 +40,7 @@ import { checkOptionNames } from "../_shared/options.ts";
 import { bodyIsComplete } from "./_complete_body.ts";
 import { headerValue } from "./_header_list.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
+import { releasesItsSeat } from "./seat_body.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
 
@@ -193,7 +194,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
-      const res = withApfHeaders(c.res, classification, `apf;dur=${admission.waitedMs}`);
+      let res = withApfHeaders(c.res, classification, `apf;dur=${admission.waitedMs}`);
       const streaming = requestInfo.verb === "watch" ||
         headerValue(res.headers, "content-type")?.startsWith("text/event-stream") === true ||
         (longRunning !== undefined && longRunning(c));
@@ -202,11 +203,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         // initialization").
         seat.initialized();
       } else if (!bodyIsComplete(res)) {
-        // The body is still being made: the seat follows it, not the handler's return.
-        c.res = releaseWhenBodyEnds(res, seat);
+        // The body is still being made: the seat follows it, not the handler's return (a body
+        // that releases the seat itself, the gateway's, is left as it is).
+        if (!releasesItsSeat(res.body)) res = releaseWhenBodyEnds(res, seat);
         released = true;
       }
-      if (res !== c.res && !released) c.res = res;
+      if (res !== c.res) c.res = res;
     } finally {
       if (!released) seat.release();
     }
