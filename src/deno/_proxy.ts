@@ -10,112 +10,8 @@ import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { type BodyDeadline, upstreamBody } from "./_upstream_body.ts";
 import { type Deadline, Deadlines } from "./_deadlines.ts";
+import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
-
-/**
- * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
- * plus the legacy `Keep-Alive` and `Proxy-Connection`): never forwarded.
- */
-export const HOP_BY_HOP_HEADERS: readonly string[] = [
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-];
-
-/** Hop-by-hop names, for lookups. */
-const HOP_BY_HOP = new Set(HOP_BY_HOP_HEADERS);
-
-/** A header name, as `Connection` may list one (a token of RFC 9110 §5.6.2). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/**
- * The names among `entries` (lower case, as a `Headers` iterates) that stay
- * on their hop: the hop-by-hop ones and those `Connection` names, or `null`
- * when there are none.
- */
-function hopByHopNames(entries: readonly [string, string][]): Set<string> | null {
-  let found: Set<string> | null = null;
-  for (const [name, value] of entries) {
-    if (!HOP_BY_HOP.has(name)) continue;
-    (found ??= new Set()).add(name);
-    if (name !== "connection") continue;
-    for (const listed of value.split(",")) {
-      const trimmed = listed.trim();
-      // A malformed token cannot name a header we could hold: skip it.
-      if (TOKEN.test(trimmed)) found.add(trimmed.toLowerCase());
-    }
-  }
-  return found;
-}
-
-/**
- * Copies the end-to-end headers of `from` into `into` (appending), leaving
- * out the hop-by-hop ones, those `Connection` names, and `skip` (lower case).
- */
-function copyEndToEnd(from: Headers, into: Headers, skip?: string): void {
-  // Lower-case names, the values of a name joined (Set-Cookie apart), as new Headers(from) has.
-  const entries = [...from];
-  const drop = hopByHopNames(entries);
-  for (const [name, value] of entries) {
-    if (name !== skip && (drop === null || !drop.has(name))) into.append(name, value);
-  }
-}
-
-/** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
-export function endToEndHeaders(headers: Headers): Headers {
-  const out = new Headers();
-  copyEndToEnd(headers, out);
-  return out;
-}
-
-/**
- * Removes from `headers` (a copy of `original`'s) the hop-by-hop ones and
- * those `Connection` names, reading which to remove on `original`.
- */
-function dropHopByHop(original: Headers, headers: Headers): void {
-  const drop = hopByHopNames([...original]);
-  if (drop !== null) { for (const name of drop) headers.delete(name); }
-}
-
-/**
- * The headers to send upstream: end-to-end ones, `X-Forwarded-For`
- * extended with the client's address, and `Accept-Encoding: identity`.
- */
-export function upstreamRequestHeaders(headers: Headers, clientAddress: string | null): Headers {
-  const out = new Headers();
-  setUpstreamRequestHeaders(headers, clientAddress, out);
-  return out;
-}
-
-/** {@linkcode upstreamRequestHeaders}, appended to `out` (empty). */
-function setUpstreamRequestHeaders(
-  headers: Headers,
-  clientAddress: string | null,
-  out: Headers,
-): void {
-  // fetch sets Host from the upstream URL; the client's Host names us.
-  copyEndToEnd(headers, out, "host");
-  if (clientAddress !== null) {
-    const prior = out.get("x-forwarded-for");
-    out.set("x-forwarded-for", prior === null ? clientAddress : `${prior}, ${clientAddress}`);
-  }
-  // Deno's fetch decompresses gzip and br bodies but keeps Content-Encoding, which would
-  // mislabel what we pass on; only `identity` turns that off, so ask the upstream for it.
-  out.set("accept-encoding", "identity");
-}
-
-/** The address `X-Forwarded-For` names: an IP, `null` for a Unix socket. */
-export function clientAddressOf(addr: Deno.Addr | undefined): string | null {
-  return addr !== undefined && (addr.transport === "tcp" || addr.transport === "udp")
-    ? addr.hostname
-    : null;
-}
 
 /** Options of {@linkcode reverseProxy}. */
 export interface ReverseProxyOptions {
@@ -163,22 +59,15 @@ export function reverseProxy(
     let res: Response;
     try {
       const body = req.body;
-      const upstreamRequest = new Request(target, {
+      res = await fetch(target, {
         method: req.method,
+        headers: upstreamRequestPairs(req.headers, clientAddressOf(c.env?.remoteAddr)),
         body,
         redirect: "manual",
         signal: controller.signal,
         // A streamed request body needs half duplex (Fetch standard).
         ...(body !== null && { duplex: "half" }),
       } as RequestInit);
-      // Appended to the request's own headers: headers given to Request or fetch() are
-      // converted and checked once more, header by header (several µs a request on Deno).
-      setUpstreamRequestHeaders(
-        req.headers,
-        clientAddressOf(c.env?.remoteAddr),
-        upstreamRequest.headers,
-      );
-      res = await fetch(upstreamRequest);
     } catch (e) {
       deadline.cancel();
       if (req.signal.aborted) {
