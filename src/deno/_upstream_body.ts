@@ -9,15 +9,14 @@
  * by chunk, which on Deno halves a small proxy's throughput
  * (`bench/RESULTS.md`); a body in hand (bytes) goes out in one piece. So a
  * body whose bytes have all arrived already (a `Content-Length` of at most
- * 64 KiB, every byte of it there and the end seen within one turn of the
- * event loop) is passed on whole: nothing waits for bytes that are not
+ * 64 KiB, every byte of it there and the end seen before the event loop
+ * polls for I/O again) is passed on whole: nothing waits for bytes that are not
  * there, so nothing is buffered; any other body is streamed as it comes.
  *
  * @module
  */
 
 import type { Seat } from "../coordinator/types.ts";
-import { systemClock } from "../fairqueuing/clock.ts";
 import { releasingSeat } from "../hono/seat_body.ts";
 
 /** Bodies up to this many bytes may be passed on whole. */
@@ -37,14 +36,15 @@ export interface BodyDeadline {
 const NOT_YET = Symbol("not yet");
 
 /**
- * Resolves on the event loop's next turn, after the I/O of this one: one
- * timer, shared by all who ask in the same turn. A matter of order, not of
- * time: the real clock's timer, whatever clock the gateway's deadlines use.
+ * Resolves once the event loop has polled for I/O again (`setImmediate`:
+ * after this turn's I/O, about a microsecond; `setTimeout(0)` would wait a
+ * millisecond). Shared by all who ask in the same turn. A matter of order,
+ * not of time: no clock is read.
  */
 let nextTurn: Promise<typeof NOT_YET> | null = null;
 function turn(): Promise<typeof NOT_YET> {
   return nextTurn ??= new Promise((resolve) => {
-    systemClock.setTimer(0, () => {
+    setImmediate(() => {
       nextTurn = null;
       resolve(NOT_YET);
     });
