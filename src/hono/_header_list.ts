@@ -65,12 +65,24 @@ export function mutableHeaderList(headers: Headers): [string, string][] | null {
   return Array.isArray(list) ? list : null;
 }
 
+/** Whether header name `name` is `lowerName` (lower case) in any case, without a lower-cased copy. */
+function sameName(name: string, lowerName: string): boolean {
+  if (name.length !== lowerName.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    // Header names are tokens (ASCII): only A-Z differ from their lower case.
+    if (
+      c !== lowerName.charCodeAt(i) && !(c >= 65 && c <= 90 && c + 32 === lowerName.charCodeAt(i))
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** Whether `list` has a header named `lowerName` (lower case), in any case. */
 export function listHas(list: readonly (readonly [string, string])[], lowerName: string): boolean {
-  for (let i = 0; i < list.length; i++) {
-    const name = list[i]![0];
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return true;
-  }
+  for (let i = 0; i < list.length; i++) if (sameName(list[i]![0], lowerName)) return true;
   return false;
 }
 
@@ -83,10 +95,8 @@ export function headerValue(headers: Headers, lowerName: string): string | null 
   if (list === null) return headers.get(lowerName);
   let value: string | null = null;
   for (let i = 0; i < list.length; i++) {
-    const [name, v] = list[i]!;
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName) {
-      value = value === null ? v : `${value}, ${v}`;
-    }
+    const pair = list[i]!;
+    if (sameName(pair[0], lowerName)) value = value === null ? pair[1] : `${value}, ${pair[1]}`;
   }
   return value;
 }
