@@ -28,6 +28,9 @@
  * interleaved batches (the variants taking turns, so a busy machine slows
  * them all alike), and ratios to p-limit; then it closes its coordinators
  * (each holds a 10 s borrowing timer on the real clock).
+ *
+ * With `APF_BASELINE=<dir>` (another checkout), its coordinator on
+ * `global-default` takes part in the uncontended rounds too.
  */
 
 // Outside references for this bench only, so kept out of deno.json's import map (the package's).
@@ -127,6 +130,27 @@ function queueSetPairs(qs: QueueSet): Pairs {
   };
 }
 
+/**
+ * With `APF_BASELINE=<dir>` (another checkout, e.g. from `git archive`): its
+ * coordinator on `global-default`, in the same rounds, to measure a change
+ * against what it replaces.
+ */
+async function baselineVariants(): Promise<[string, Pairs][]> {
+  // Without the permission to read it (the documented command), there is no baseline.
+  const allowed = Deno.permissions.querySync({ name: "env", variable: "APF_BASELINE" });
+  const dir = allowed.state === "granted" ? Deno.env.get("APF_BASELINE") : undefined;
+  if (dir === undefined) return [];
+  const base = await import(`${dir}/mod.ts`);
+  const c = new base.EmbeddedCoordinator(
+    base.effectiveConfiguration(base.bootstrapConfiguration()),
+  ) as EmbeddedCoordinator;
+  coordinators.push(c);
+  return [[
+    "coordinator of APF_BASELINE, global-default",
+    coordinatorPairs(c, seatRequest("global-default", HASH)),
+  ]];
+}
+
 const fakeClock = new FakeEventClock();
 const uncontended: [string, Pairs][] = [
   [
@@ -153,6 +177,7 @@ const uncontended: [string, Pairs][] = [
     ),
   ],
   ["bare QueueSet, global-default's config", queueSetPairs(new QueueSet(globalDefault))],
+  ...await baselineVariants(),
   [
     "p-limit(56)",
     (() => {
@@ -328,7 +353,7 @@ print(
   `uncontended acquire + release pairs (median of ${ROUNDS} interleaved batches of 20,000):`,
   uncontended,
   u,
-  6,
+  uncontended.findIndex(([name]) => name.startsWith("p-limit")),
 );
 const saturatedSteps: [string, Pairs][] = [];
 for (const [name, make] of saturatedVariants) saturatedSteps.push([name, await saturated(make())]);

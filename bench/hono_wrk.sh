@@ -6,7 +6,7 @@
 # ratios to the no-op middleware (bench/hono_wrk_summary.ts).
 #
 # Usage: bench/hono_wrk.sh [rounds=5] [seconds=10] [connections=16] [variants="bare noop apf ratelimit"]
-# Extra server flags (e.g. --cpu-prof) via SERVER_FLAGS.
+# Extra server flags (e.g. --cpu-prof) via SERVER_FLAGS; REFERENCE=<variant> adds paired ratios to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -45,4 +45,4 @@ for r in $(seq 1 "$rounds"); do
         END { printf "%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99 }' | tee -a "$out"
   done
 done
-deno run --allow-read bench/hono_wrk_summary.ts "$out"
+deno run --allow-read bench/hono_wrk_summary.ts "$out" ${REFERENCE:-}

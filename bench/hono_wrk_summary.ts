@@ -4,16 +4,22 @@
  * and the server time per request over it (1/throughput difference: with
  * wrk saturating the server, its CPU per request is about 1/throughput).
  *
- * Run: `deno run --allow-read bench/hono_wrk_summary.ts results.tsv`.
+ * With a second argument, a variant (e.g. `hdrafter`), also the paired
+ * ratio to it: the median over the rounds of each round's ratio, steadier
+ * on a noisy machine than the ratio of the medians.
+ *
+ * Run: `deno run --allow-read bench/hono_wrk_summary.ts results.tsv [reference]`.
  *
  * @module
  */
 
-const [file] = Deno.args;
+const [file, reference] = Deno.args;
 if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
 const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
 const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[] }>();
-for (const [, v, rps, p50, p99] of rows) {
+const byRound = new Map<string, number>();
+for (const [round, v, rps, p50, p99] of rows) {
+  byRound.set(`${round}\t${v}`, Number(rps));
   const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [] };
   e.rps.push(Number(rps));
   e.p50.push(Number(p50));
@@ -25,12 +31,25 @@ function median(xs: number[]): number {
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+/** Median over the rounds of `v`'s req/s divided by `reference`'s in the same round. */
+function paired(v: string): number {
+  const ratios: number[] = [];
+  for (const [key, rps] of byRound) {
+    const [round, variant] = key.split("\t");
+    const ref = byRound.get(`${round}\t${reference}`);
+    if (variant === v && ref !== undefined) ratios.push(rps / ref);
+  }
+  return ratios.length === 0 ? NaN : median(ratios);
+}
 const noop = byVariant.get("noop");
 const noopRps = noop === undefined ? NaN : median(noop.rps);
+const pairedHead = reference === undefined ? "" : ` paired vs ${reference} |`;
 console.log(
-  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs no-op | µs/request over no-op |",
+  `| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs no-op | µs/request over no-op |${pairedHead}`,
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+console.log(
+  `| --- | --- | --- | --- | --- | --- | --- |${reference === undefined ? "" : " --- |"}`,
+);
 for (const [v, e] of byVariant) {
   const rps = median(e.rps);
   const over = (1 / rps - 1 / noopRps) * 1e6;
@@ -39,6 +58,8 @@ for (const [v, e] of byVariant) {
       Math.round(Math.min(...e.rps)).toLocaleString("en")
     }–${Math.round(Math.max(...e.rps)).toLocaleString("en")} | ${median(e.p50).toFixed(0)} µs | ${
       median(e.p99).toFixed(0)
-    } µs | ${(rps / noopRps).toFixed(2)}x | ${over.toFixed(2)} |`,
+    } µs | ${(rps / noopRps).toFixed(2)}x | ${over.toFixed(2)} |${
+      reference === undefined ? "" : ` ${paired(v).toFixed(3)}x |`
+    }`,
   );
 }

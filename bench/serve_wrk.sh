@@ -52,4 +52,4 @@ for r in $(seq 1 "$rounds"); do
         END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99, bad }' | tee -a "$out"
   done
 done
-deno run --allow-read bench/serve_wrk_summary.ts "$out"
+deno run --allow-read bench/serve_wrk_summary.ts "$out" ${REFERENCE:-}

@@ -14,8 +14,10 @@
  *
  *   and `<app>` one of `hello` (Hono, `GET *` → `hello`), `proxy` (Hono, the
  *   only handler `fetch`es the upstream: the gateway's performance
- *   baseline) or `gateway` (what `serveGateway()` builds: `apf()` with the
- *   front-proxy identity, then the reverse proxy).
+ *   baseline), `gateway` (what `serveGateway()` builds: `apf()` with the
+ *   front-proxy identity, then the reverse proxy) or `gateway-base` (the
+ *   same from another checkout, `APF_BASELINE=<dir>`, e.g. from `git
+ *   archive`, to compare a change with what it replaces in one run).
  *
  * Run: `deno run --allow-net=127.0.0.1 --allow-env --allow-read bench/serve_wrk_server.ts <args>`.
  *
@@ -39,7 +41,7 @@ if (server === "upstream") {
   Deno.serve({ hostname, port: Number(app), onListen() {} }, () => new Response("hello"));
 } else {
   const port = Number(portText);
-  const handler = appOf(app!, upstream);
+  const handler = await appOf(app!, upstream);
   switch (server) {
     case "deno":
       Deno.serve({ hostname, port, onListen() {} }, handler);
@@ -56,7 +58,7 @@ if (server === "upstream") {
   }
 }
 
-function appOf(name: string, upstream: string | undefined): GuardedHandler {
+async function appOf(name: string, upstream: string | undefined): Promise<GuardedHandler> {
   if (name === "hello") {
     const hono = new Hono().get("*", (c) => c.text("hello"));
     return (req, info) => hono.fetch(req, info);
@@ -73,11 +75,19 @@ function appOf(name: string, upstream: string | undefined): GuardedHandler {
     });
     return (req, info) => hono.fetch(req, info);
   }
-  if (name === "gateway") {
+  if (name === "gateway" || name === "gateway-base") {
     const clock = systemClock;
+    const base = name === "gateway-base" ? Deno.env.get("APF_BASELINE") : undefined;
+    const m = base === undefined ? { apf, reverseProxy, frontProxyIdentity } : {
+      apf: (await import(`${base}/src/hono/mod.ts`)).apf as typeof apf,
+      reverseProxy: (await import(`${base}/src/deno/_proxy.ts`))
+        .reverseProxy as typeof reverseProxy,
+      frontProxyIdentity: (await import(`${base}/src/classify/identity_resolvers.ts`))
+        .frontProxyIdentity as typeof frontProxyIdentity,
+    };
     const hono = new Hono<GatewayEnv>()
-      .use(apf<GatewayEnv>({ requestTimeoutMs: 60_000, clock, identify: frontProxyIdentity() }))
-      .all("*", reverseProxy(new URL(upstream), { clock, requestTimeoutMs: 60_000 }));
+      .use(m.apf<GatewayEnv>({ requestTimeoutMs: 60_000, clock, identify: m.frontProxyIdentity() }))
+      .all("*", m.reverseProxy(new URL(upstream), { clock, requestTimeoutMs: 60_000 }));
     return (req, info) => hono.fetch(req, info);
   }
   throw new TypeError(`Cannot start: unknown app ${name}`);

@@ -4,16 +4,22 @@
  * `Deno.serve` (`deno/<app>`), and for the gateway the ratio to the plain
  * Hono fetch proxy on `Deno.serve` (`deno/proxy`), the gateway's target.
  *
- * Run: `deno run --allow-read bench/serve_wrk_summary.ts results.tsv`.
+ * With a second argument, a variant (e.g. `guarded/proxy`), also the
+ * paired ratio to it: the median over the rounds of each round's ratio,
+ * steadier on a noisy machine than the ratio of the medians.
+ *
+ * Run: `deno run --allow-read bench/serve_wrk_summary.ts results.tsv [reference]`.
  *
  * @module
  */
 
-const [file] = Deno.args;
+const [file, reference] = Deno.args;
 if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
 const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
 const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[]; bad: number }>();
-for (const [, v, rps, p50, p99, bad] of rows) {
+const byRound = new Map<string, number>();
+for (const [round, v, rps, p50, p99, bad] of rows) {
+  byRound.set(`${round}\t${v}`, Number(rps));
   const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [], bad: 0 };
   e.rps.push(Number(rps));
   e.p50.push(Number(p50));
@@ -26,15 +32,28 @@ function median(xs: number[]): number {
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+/** Median over the rounds of `v`'s req/s divided by `reference`'s in the same round. */
+function paired(v: string): number {
+  const ratios: number[] = [];
+  for (const [key, rps] of byRound) {
+    const [round, variant] = key.split("\t");
+    const ref = byRound.get(`${round}\t${reference}`);
+    if (variant === v && ref !== undefined) ratios.push(rps / ref);
+  }
+  return ratios.length === 0 ? NaN : median(ratios);
+}
 const rpsOf = (v: string) => {
   const e = byVariant.get(v);
   return e === undefined ? NaN : median(e.rps);
 };
 const n = (x: number) => Math.round(x).toLocaleString("en");
+const pairedHead = reference === undefined ? "" : ` paired vs ${reference} |`;
 console.log(
-  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs same app on Deno.serve | vs deno/proxy | non-2xx |",
+  `| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs same app on Deno.serve | vs deno/proxy | non-2xx |${pairedHead}`,
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log(
+  `| --- | --- | --- | --- | --- | --- | --- | --- |${reference === undefined ? "" : " --- |"}`,
+);
 for (const [v, e] of byVariant) {
   const rps = median(e.rps);
   const app = v.slice(v.indexOf("/") + 1);
@@ -43,6 +62,6 @@ for (const [v, e] of byVariant) {
       n(median(e.p50))
     } µs | ${n(median(e.p99))} µs | ${(rps / rpsOf(`deno/${app}`)).toFixed(2)}x | ${
       app === "hello" ? "" : `${(rps / rpsOf("deno/proxy")).toFixed(2)}x`
-    } | ${e.bad} |`,
+    } | ${e.bad} |${reference === undefined ? "" : ` ${paired(v).toFixed(3)}x |`}`,
   );
 }

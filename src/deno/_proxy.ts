@@ -7,64 +7,11 @@
  */
 
 import type { Context } from "hono";
-import type { Clock, Timer } from "../fairqueuing/clock.ts";
+import type { Clock } from "../fairqueuing/clock.ts";
+import { type BodyDeadline, upstreamBody } from "./_upstream_body.ts";
+import { type Deadline, Deadlines } from "./_deadlines.ts";
+import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
-
-/**
- * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
- * plus the legacy `Keep-Alive` and `Proxy-Connection`): never forwarded.
- */
-export const HOP_BY_HOP_HEADERS: readonly string[] = [
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-];
-
-/** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
-export function endToEndHeaders(headers: Headers): Headers {
-  const out = new Headers(headers);
-  const named = headers.get("connection");
-  if (named !== null) {
-    for (const name of named.split(",")) {
-      const trimmed = name.trim();
-      // A malformed token cannot name a header we could hold: skip it.
-      if (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(trimmed)) out.delete(trimmed);
-    }
-  }
-  for (const name of HOP_BY_HOP_HEADERS) out.delete(name);
-  return out;
-}
-
-/**
- * The headers to send upstream: end-to-end ones, `X-Forwarded-For`
- * extended with the client's address, and `Accept-Encoding: identity`.
- */
-export function upstreamRequestHeaders(headers: Headers, clientAddress: string | null): Headers {
-  const out = endToEndHeaders(headers);
-  // fetch sets Host from the upstream URL; the client's Host names us.
-  out.delete("host");
-  if (clientAddress !== null) {
-    const prior = out.get("x-forwarded-for");
-    out.set("x-forwarded-for", prior === null ? clientAddress : `${prior}, ${clientAddress}`);
-  }
-  // Deno's fetch decompresses gzip and br bodies but keeps Content-Encoding, which would
-  // mislabel what we pass on; only `identity` turns that off, so ask the upstream for it.
-  out.set("accept-encoding", "identity");
-  return out;
-}
-
-/** The address `X-Forwarded-For` names: an IP, `null` for a Unix socket. */
-export function clientAddressOf(addr: Deno.Addr | undefined): string | null {
-  return addr !== undefined && (addr.transport === "tcp" || addr.transport === "udp")
-    ? addr.hostname
-    : null;
-}
 
 /** Options of {@linkcode reverseProxy}. */
 export interface ReverseProxyOptions {
@@ -94,6 +41,7 @@ export function reverseProxy(
   const origin = upstream.origin;
   const prefix = upstream.pathname.replace(/\/+$/, "");
   const { clock, requestTimeoutMs, onError } = options;
+  const deadlines = new Deadlines(clock);
   return async function proxy(c: Context<GatewayEnv>): Promise<Response> {
     const req = c.req.raw;
     const url = req.url;
@@ -101,18 +49,24 @@ export function reverseProxy(
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const target = origin + prefix + (pathStart < 0 ? "/" : url.slice(pathStart).split("#")[0]);
     const controller = new AbortController();
-    const waitedMs = c.get("apf")?.waitedMs ?? 0;
-    const deadline = upstreamDeadline(clock, Math.max(1, requestTimeoutMs - waitedMs), controller);
+    const state = c.get("apf");
+    const waitedMs = state?.waitedMs ?? 0;
+    const deadline = new UpstreamDeadline(
+      deadlines,
+      clock.now() + Math.max(1, requestTimeoutMs - waitedMs),
+      controller,
+    );
     let res: Response;
     try {
+      const body = req.body;
       res = await fetch(target, {
         method: req.method,
-        headers: upstreamRequestHeaders(req.headers, clientAddressOf(c.env?.remoteAddr)),
-        body: req.body,
+        headers: upstreamRequestPairs(req.headers, clientAddressOf(c.env?.remoteAddr)),
+        body,
         redirect: "manual",
         signal: controller.signal,
         // A streamed request body needs half duplex (Fetch standard).
-        ...(req.body !== null && { duplex: "half" }),
+        ...(body !== null && { duplex: "half" }),
       } as RequestInit);
     } catch (e) {
       deadline.cancel();
@@ -130,92 +84,77 @@ export function reverseProxy(
     // The deadline covers the wait for response headers; the body streams freely, unless the
     // client goes away: then it bounds how long the body is read to its end.
     deadline.pause();
-    return new Response(drainOnCancel(res.body, deadline), {
+    const body = await upstreamBody(
+      res.body,
+      contentLengthOf(res.headers),
+      deadline,
+      req.method === "HEAD" ? undefined : state?.seat,
+    );
+    // A Response made with another's Headers copies them as they are (no check per header).
+    const out = new Response(body, {
       status: res.status,
       statusText: res.statusText,
-      headers: endToEndHeaders(res.headers),
+      headers: res.headers,
     });
-  };
-}
-
-/** The upstream call's deadline: aborts it when passed. */
-interface UpstreamDeadline {
-  /** Whether it passed (and aborted the call). */
-  readonly passed: boolean;
-  /** Stops the timer; {@linkcode resume} starts it again for what was left. */
-  pause(): void;
-  /** Starts the timer again; resolves once the deadline passes or is cancelled. */
-  resume(): Promise<void>;
-  cancel(): void;
-}
-
-function upstreamDeadline(
-  clock: Clock,
-  timeoutMs: number,
-  controller: AbortController,
-): UpstreamDeadline {
-  const endsAt = clock.now() + timeoutMs;
-  let passed = false;
-  let done: (() => void) | null = null;
-  const fire = () => {
-    passed = true;
-    controller.abort(new DOMException("upstream timed out", "TimeoutError"));
-    done?.();
-  };
-  let timer: Timer | null = clock.setTimer(timeoutMs, fire);
-  return {
-    get passed() {
-      return passed;
-    },
-    pause() {
-      timer?.cancel();
-      timer = null;
-    },
-    resume() {
-      return new Promise<void>((resolve) => {
-        done = resolve;
-        const left = endsAt - clock.now();
-        if (left <= 0) fire();
-        else timer = clock.setTimer(left, fire);
-      });
-    },
-    cancel() {
-      timer?.cancel();
-      timer = null;
-      done?.();
-    },
+    dropHopByHop(res.headers, out.headers);
+    return out;
   };
 }
 
 /**
- * `body` passed through; when the client cancels it, the rest is read and
- * dropped until it ends or the deadline passes, and only then does the
- * cancel complete (releasing the seat, see `apf()`).
+ * The upstream call's deadline: aborts it when passed. It runs from the
+ * dispatch until the response headers arrive ({@linkcode pause}), and again
+ * while the body is read to its end for a client that left
+ * ({@linkcode resume}).
  */
-function drainOnCancel(
-  body: ReadableStream<Uint8Array> | null,
-  deadline: UpstreamDeadline,
-): ReadableStream<Uint8Array> | null {
-  if (body === null) return null;
-  const reader = body.getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    async cancel() {
-      const timedOut = deadline.resume().then(() => reader.cancel());
-      try {
-        while (!(await reader.read()).done) {
-          // Dropped: the client is gone.
-        }
-      } catch {
-        // The upstream failed or the deadline aborted it: either way it is over.
-      } finally {
-        deadline.cancel();
-        await timedOut.catch(() => {});
-      }
-    },
-  });
+class UpstreamDeadline implements Deadline, BodyDeadline {
+  readonly endsAt: number;
+  #deadlines: Deadlines;
+  #controller: AbortController;
+  #passed = false;
+  #done: (() => void) | null = null;
+
+  constructor(deadlines: Deadlines, endsAt: number, controller: AbortController) {
+    this.endsAt = endsAt;
+    this.#deadlines = deadlines;
+    this.#controller = controller;
+    deadlines.add(this);
+  }
+
+  /** Whether it passed (and aborted the call). */
+  get passed(): boolean {
+    return this.#passed;
+  }
+
+  fire(): void {
+    this.#passed = true;
+    this.#controller.abort(new DOMException("upstream timed out", "TimeoutError"));
+    this.#done?.();
+  }
+
+  /** Stops watching; {@linkcode resume} starts again for what was left. */
+  pause(): void {
+    this.#deadlines.remove(this);
+  }
+
+  /** Watches again; resolves once the deadline passes or is cancelled. */
+  resume(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#done = resolve;
+      if (this.#passed) resolve();
+      else this.#deadlines.add(this);
+    });
+  }
+
+  cancel(): void {
+    this.#deadlines.remove(this);
+    this.#done?.();
+  }
+}
+
+/** The `Content-Length` of `headers` as a number, `null` when absent or not one number. */
+function contentLengthOf(headers: Headers): number | null {
+  const value = headers.get("content-length");
+  if (value === null || !/^\d{1,15}$/.test(value)) return null;
+  return Number(value);
 }

@@ -411,19 +411,42 @@ export class QueueSet {
         (r.initialSeats === 1 ? this.#oneSeatG : seatsTimesDuration(r.initialSeats, this.#g)) +
         (r.finalSeats === 0 ? 0 : seatsTimesDuration(r.finalSeats, r.additionalLatencyMs));
       const q = this.#queues[cfg.desiredQueues === 1 ? 0 : this.#shuffleShard(hash!)]!;
-      if (cfg.requestWaitLimitMs !== null) this.#removeTimedOut(q, now - cfg.requestWaitLimitMs);
-      // KEP-1040, Queuing: reject only when no seat is free AND the queue is full.
-      if (this.#totSeatsInUse >= cfg.concurrencyLimit && q.waiting >= cfg.queueLengthLimit) {
-        this.#bound(q);
-        this.#decide(r, "queue-full");
+      if (
+        this.#totWaiting === 0 && this.#totSeatsInUse < cfg.concurrencyLimit &&
+        this.#canAccommodate(r.maxSeats)
+      ) {
+        // Nobody waits and the request fits: enqueuing it would make it the only head, and
+        // dispatch would take it at once. Do what those two steps leave behind, without the
+        // round trip through the queue and the dispatch tree (no queue has an old request
+        // to time out either).
+        this.#enqueueAndDispatch(r, q);
       } else {
-        this.#enqueue(r, q);
-        this.#dispatchAsMuchAsPossible();
-        if (r.phase === WAITING) this.#startWaiting(r, signal, waitLimitMs, now);
+        this.#enqueueOrReject(r, q, now, signal, waitLimitMs);
       }
     }
     this.#afterOperation();
     return r;
+  }
+
+  /** The general case of a queued start: time out, reject when full, or enqueue and dispatch. */
+  #enqueueOrReject(
+    r: Req,
+    q: Queue,
+    now: number,
+    signal: SignalInit,
+    waitLimitMs: number | undefined,
+  ): void {
+    const cfg = this.#cfg;
+    if (cfg.requestWaitLimitMs !== null) this.#removeTimedOut(q, now - cfg.requestWaitLimitMs);
+    // KEP-1040, Queuing: reject only when no seat is free AND the queue is full.
+    if (this.#totSeatsInUse >= cfg.concurrencyLimit && q.waiting >= cfg.queueLengthLimit) {
+      this.#bound(q);
+      this.#decide(r, "queue-full");
+    } else {
+      this.#enqueue(r, q);
+      this.#dispatchAsMuchAsPossible();
+      if (r.phase === WAITING) this.#startWaiting(r, signal, waitLimitMs, now);
+    }
   }
 
   /**
@@ -623,10 +646,15 @@ export class QueueSet {
   #shuffleShard(hash: bigint | FlowHash): number {
     const dealer = this.#cfg.dealer!;
     const n = dealer.handSize;
+    const offset = this.#enqueues % n;
+    if (this.#totWaiting === 0 && typeof hash !== "bigint") {
+      // Every queue is empty (no waiting work): the scan below keeps its first card.
+      this.#enqueues++;
+      return dealer.cardFromHalves(hash.hi, hash.lo, offset);
+    }
     const hand = typeof hash === "bigint"
       ? dealer.dealIntoHand(hash, this.#hand)
       : dealer.dealIntoHandFromHalves(hash.hi, hash.lo, this.#hand);
-    const offset = this.#enqueues % n;
     this.#enqueues++;
     let best = -1, min = Infinity;
     for (let i = 0; i < n; i++) {
@@ -652,6 +680,23 @@ export class QueueSet {
     this.#totWaiting++;
     this.#totSeatsWaiting += r.maxSeats;
     this.#bound(q);
+  }
+
+  /**
+   * {@linkcode #enqueue} then {@linkcode #dispatchOne} of a request that arrives when nobody
+   * waits and fits in the free seats, folded: the state and the observer's events are the
+   * same, but the request never sits in the queue's FIFO nor in the dispatch tree.
+   */
+  #enqueueAndDispatch(r: Req, q: Queue): void {
+    if (!q.active) {
+      q.nextDispatchR = this.#currentR;
+      this.#activeQueues++;
+    }
+    r.queue = q;
+    // Anti-windup with r as the head (#bound).
+    if (q.nextDispatchR < r.arrivalR) q.nextDispatchR = r.arrivalR;
+    this.#observer.enqueued(r, 1);
+    this.#startExecuting(r, q);
   }
 
   /**
@@ -749,6 +794,12 @@ export class QueueSet {
     this.#totWaiting--;
     this.#totSeatsWaiting -= r.maxSeats;
     this.#stopWaiting(r);
+    this.#startExecuting(r, q);
+    return true;
+  }
+
+  /** Starts a request that just left (or skipped) queue `q` (Kubernetes: `dispatchLocked`). */
+  #startExecuting(r: Req, q: Queue): void {
     const cl = this.#cfg.concurrencyLimit;
     if (r.finalSeats > cl && this.#cfg.desiredQueues >= 0) {
       // Cap the final phase to the limit, preserving its work (Kubernetes:
@@ -758,7 +809,7 @@ export class QueueSet {
       r.additionalLatencyMs = durationPerSeatMs(finalWork, cl);
       r.maxSeats = r.initialSeats > cl ? r.initialSeats : cl;
     }
-    this.#robinIndex = idx;
+    this.#robinIndex = q.index;
     r.phase = EXECUTING;
     linkExecuting(q, r);
     r.startMs = this.#lastRealTime;
@@ -771,7 +822,6 @@ export class QueueSet {
     this.#bound(q);
     this.#dispatched++;
     this.#decide(r, "execute");
-    return true;
   }
 
   /**

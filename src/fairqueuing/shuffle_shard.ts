@@ -236,10 +236,53 @@ export class Dealer {
     return out;
   }
 
+  /**
+   * The card at `position` of the hand dealt from `hi · 2^32 + lo`:
+   * `dealIntoHandFromHalves(hi, lo)[position]`, decoding only the digits up
+   * to `position` (a queue set with nobody waiting needs one card).
+   *
+   * @throws {RangeError} when `hi` or `lo` is not an integer in `[0, 2^32)`
+   * or `position` is not an integer in `[0, handSize)`.
+   *
+   * @example
+   * ```ts
+   * import { Dealer } from "./mod.ts";
+   * new Dealer(128, 6).cardFromHalves(0, 1, 1); // 0
+   * ```
+   */
+  cardFromHalves(hi: number, lo: number, position: number): number {
+    checkHalves(hi, lo);
+    if (!(Number.isInteger(position) && position >= 0 && position < this.handSize)) {
+      throw new RangeError(
+        `Cannot deal: position must be an integer in [0, ${this.handSize}), got ${
+          describe(position)
+        }`,
+      );
+    }
+    const digits = this.#dealing ? new Int32Array(this.handSize) : this.#scratch;
+    this.#digits(hi, lo, digits, position + 1);
+    let card = digits[position]!;
+    for (let j = position; j > 0; j--) if (card >= digits[j - 1]!) card++;
+    return card;
+  }
+
   /** Writes the hand for hash `hi · 2^32 + lo` into `out[0..handSize)`. */
   #decode(hi: number, lo: number, out: Int32Array): void {
-    const deck = this.deckSize;
     const n = this.handSize;
+    this.#digits(hi, lo, out, n);
+    // As in Kubernetes' `Deal`: digit i indexes the deck with the i earlier cards removed, so
+    // it steps over each earlier digit it reaches. Going back to front keeps
+    // the earlier digits unconverted while they are still needed.
+    for (let k = n - 1; k > 0; k--) {
+      let card = out[k]!;
+      for (let j = k; j > 0; j--) if (card >= out[j - 1]!) card++;
+      out[k] = card;
+    }
+  }
+
+  /** Writes the first `n` mixed-radix digits of `hi · 2^32 + lo` into `out[0..n)`. */
+  #digits(hi: number, lo: number, out: Int32Array, n: number): void {
+    const deck = this.deckSize;
     // The value is held as a · 2^26 + b with a < 2^38 and b < 2^26.
     let a = hi * 64 + (lo >>> 26);
     let b = lo & 0x3ffffff;
@@ -264,14 +307,6 @@ export class Dealer {
       const q = Math.floor(v / d);
       out[i] = v - q * d;
       v = q;
-    }
-    // As in Kubernetes' `Deal`: digit i indexes the deck with the i earlier cards removed, so
-    // it steps over each earlier digit it reaches. Going back to front keeps
-    // the earlier digits unconverted while they are still needed.
-    for (let k = n - 1; k > 0; k--) {
-      let card = out[k]!;
-      for (let j = k; j > 0; j--) if (card >= out[j - 1]!) card++;
-      out[k] = card;
     }
   }
 }

@@ -6,11 +6,16 @@
  */
 
 import type { Classification } from "../classify/classifier.ts";
+import { isPlainConstant, isPlainValue, listHas, mutableHeaderList } from "./_header_list.ts";
 
 /** Header naming the FlowSchema (its UID) that classified the request. */
 export const FLOW_SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID";
 /** Header naming the priority level (its UID) the request went to. */
 export const PRIORITY_LEVEL_UID_HEADER = "X-Kubernetes-PF-PriorityLevel-UID";
+const FLOW_SCHEMA_UID_LOWER = FLOW_SCHEMA_UID_HEADER.toLowerCase();
+const PRIORITY_LEVEL_UID_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
+const SERVER_TIMING_HEADER = "Server-Timing";
+const SERVER_TIMING_LOWER = "server-timing";
 /** The body of every 429 (Kubernetes: `tooManyRequests` in `pkg/server/filters/maxinflight.go`). */
 export const TOO_MANY_REQUESTS_BODY = "Too many requests, please try again later.\n";
 
@@ -38,6 +43,24 @@ export function withApfHeaders(
   c: Classification,
   serverTiming?: string,
 ): Response {
+  const flowSchemaUid = c.flowSchema.uid, priorityLevelUid = c.priorityLevel.uid;
+  // The common case, without the runtime's per-character checks: the response's own headers,
+  // none of these three set yet, values that set() would keep as they are. The same pairs end
+  // up in the same list as with set() and append().
+  const list = mutableHeaderList(response.headers);
+  if (
+    list !== null && isPlainConstant(flowSchemaUid) && isPlainConstant(priorityLevelUid) &&
+    !listHas(list, FLOW_SCHEMA_UID_LOWER) && !listHas(list, PRIORITY_LEVEL_UID_LOWER) &&
+    (serverTiming === undefined ||
+      (isPlainValue(serverTiming) && !listHas(list, SERVER_TIMING_LOWER)))
+  ) {
+    list.push([FLOW_SCHEMA_UID_HEADER, flowSchemaUid], [
+      PRIORITY_LEVEL_UID_HEADER,
+      priorityLevelUid,
+    ]);
+    if (serverTiming !== undefined) list.push([SERVER_TIMING_HEADER, serverTiming]);
+    return response;
+  }
   let out = response;
   try {
     out.headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
@@ -47,7 +70,7 @@ export function withApfHeaders(
   }
   const headers = out.headers;
   headers.set(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.uid);
-  if (serverTiming !== undefined) headers.append("Server-Timing", serverTiming);
+  if (serverTiming !== undefined) headers.append(SERVER_TIMING_HEADER, serverTiming);
   return out;
 }
 

@@ -38,7 +38,9 @@ import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { parseDurationMs } from "../_shared/duration.ts";
 import { checkOptionNames } from "../_shared/options.ts";
 import { bodyIsComplete } from "./_complete_body.ts";
+import { headerValue } from "./_header_list.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
+import { releasesItsSeat } from "./seat_body.ts";
 import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
 import { checkNumber } from "../_shared/errors.ts";
@@ -150,17 +152,21 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     const requestInfo = describer.describe(raw.method, path, query);
     const classification = classifier.classify(user, requestInfo);
     const work = estimator(estimateInputFor(classification, requestInfo, raw.method, query));
-    const admission = await coordinator.acquire(
-      seatRequestFor(classification, {
-        work,
-        waitLimitMs: waitLimitOf(query, requestTimeoutMs, defaultWaitMs),
-        user,
-        requestInfo,
-      }),
-      // Read only if the request has to wait: on Deno, reading it costs about 6 µs per
-      // request (the server starts tracking it) and prints a warning.
-      { signal: () => raw.signal },
-    );
+    const seatRequest = seatRequestFor(classification, {
+      work,
+      waitLimitMs: waitLimitOf(query, requestTimeoutMs, defaultWaitMs),
+      user,
+      requestInfo,
+    });
+    // Read only if the request has to wait: on Deno, reading it costs about 6 µs per
+    // request (the server starts tracking it) and prints a warning.
+    const acquireOptions = { signal: () => raw.signal };
+    // The embedded coordinator answers a request decided at once as a value: no promise to
+    // settle and await for the common case.
+    const answer = options.coordinator === undefined
+      ? embeddedCoordinator().begin(seatRequest, acquireOptions)
+      : coordinator.acquire(seatRequest, acquireOptions);
+    const admission = answer instanceof Promise ? await answer : answer;
     if (!admission.admitted) {
       const custom = onRejected === undefined ? undefined : await onRejected(c, {
         reason: admission.reason,
@@ -189,20 +195,21 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
-      const res = withApfHeaders(c.res, classification, `apf;dur=${admission.waitedMs}`);
+      let res = withApfHeaders(c.res, classification, `apf;dur=${admission.waitedMs}`);
       const streaming = requestInfo.verb === "watch" ||
-        res.headers.get("Content-Type")?.startsWith("text/event-stream") === true ||
+        headerValue(res.headers, "content-type")?.startsWith("text/event-stream") === true ||
         (longRunning !== undefined && longRunning(c));
       if (streaming && !hold) {
         // Kubernetes gives a watch's seats back once it is initialized (KEP-1040, "Watch
         // initialization").
         seat.initialized();
       } else if (!bodyIsComplete(res)) {
-        // The body is still being made: the seat follows it, not the handler's return.
-        c.res = releaseWhenBodyEnds(res, seat);
+        // The body is still being made: the seat follows it, not the handler's return (a body
+        // that releases the seat itself, the gateway's, is left as it is).
+        if (!releasesItsSeat(res.body)) res = releaseWhenBodyEnds(res, seat);
         released = true;
       }
-      if (res !== c.res && !released) c.res = res;
+      if (res !== c.res) c.res = res;
     } finally {
       if (!released) seat.release();
     }

@@ -4,7 +4,7 @@ import {
   endToEndHeaders,
   HOP_BY_HOP_HEADERS,
   upstreamRequestHeaders,
-} from "../../src/deno/_proxy.ts";
+} from "../../src/deno/_forwarded_headers.ts";
 
 Deno.test("endToEndHeaders drops hop-by-hop headers and those Connection names", () => {
   const headers = new Headers({

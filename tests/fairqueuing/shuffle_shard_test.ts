@@ -47,6 +47,7 @@ function allDeals(dealer: Dealer, hash: bigint): number[][] {
     dealer.dealIntoHand(hash),
     Array.from(dealer.dealIntoHand(hash, new Int32Array(dealer.handSize))),
     dealer.dealIntoHandFromHalves(hi, lo),
+    Array.from({ length: dealer.handSize }, (_, k) => dealer.cardFromHalves(hi, lo, k)),
   ];
 }
 
@@ -286,6 +287,20 @@ Deno.test("Dealer refuses hash halves that are not unsigned 32-bit integers", ()
   assert.throws(() => dealer.dealFromHalves("1" as unknown as number, 0, pick), {
     name: "TypeError",
     message: 'Cannot deal: hash halves must be integers in [0, 2^32), got hi string "1" and lo 0',
+  });
+});
+
+Deno.test("Dealer.cardFromHalves refuses a position outside the hand and bad halves", () => {
+  const dealer = new Dealer(64, 8);
+  for (const position of [-1, 8, 1.5, NaN]) {
+    assert.throws(() => dealer.cardFromHalves(0, 1, position), {
+      name: "RangeError",
+      message: `Cannot deal: position must be an integer in [0, 8), got ${position}`,
+    });
+  }
+  assert.throws(() => dealer.cardFromHalves(-1, 0, 0), {
+    name: "RangeError",
+    message: "Cannot deal: hash halves must be integers in [0, 2^32), got hi -1 and lo 0",
   });
 });
 

@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { type Deadline, Deadlines } from "../../src/deno/_deadlines.ts";
+
+function deadline(endsAt: number, fired: number[]): Deadline {
+  return { endsAt, fire: () => fired.push(endsAt) };
+}
+
+Deno.test("Deadlines fire each deadline once, at its time, on one timer", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock);
+  const fired: number[] = [];
+  const late = deadline(30, fired), early = deadline(10, fired), mid = deadline(20, fired);
+  deadlines.add(late);
+  deadlines.add(early);
+  deadlines.add(mid);
+  assert.equal(clock.pendingTimers, 1, "one timer for all");
+  clock.advance(9);
+  assert.deepEqual(fired, []);
+  clock.advance(1);
+  assert.deepEqual(fired, [10]);
+  deadlines.remove(mid);
+  clock.advance(15);
+  assert.deepEqual(fired, [10], "a removed deadline never fires");
+  clock.advance(5);
+  assert.deepEqual(fired, [10, 30]);
+  assert.equal(deadlines.size, 0);
+  assert.equal(clock.pendingTimers, 0, "nothing pending, no timer");
+});
+
+Deno.test("Deadlines keep no timer once empty, and close fires what is pending", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock);
+  const fired: number[] = [];
+  const a = deadline(100, fired);
+  deadlines.add(a);
+  deadlines.remove(a);
+  assert.equal(clock.pendingTimers, 0);
+  deadlines.remove(a);
+  deadlines.add(deadline(50, fired));
+  deadlines.add(deadline(60, fired));
+  deadlines.close();
+  assert.deepEqual(fired.sort(), [50, 60]);
+  assert.equal(clock.pendingTimers, 0);
+  deadlines.add(deadline(70, fired));
+  assert.deepEqual(fired.sort(), [50, 60, 70], "a closed set fires at once");
+  clock.advance(1_000);
+  assert.equal(fired.length, 3);
+});
+
+Deno.test("a deadline added before the armed one re-arms the timer", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock);
+  const fired: number[] = [];
+  deadlines.add(deadline(100, fired));
+  deadlines.add(deadline(5, fired));
+  clock.advance(5);
+  assert.deepEqual(fired, [5]);
+  assert.equal(clock.pendingTimers, 1);
+  clock.advance(95);
+  assert.deepEqual(fired, [5, 100]);
+  assert.equal(clock.pendingTimers, 0);
+});
