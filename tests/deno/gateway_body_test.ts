@@ -6,7 +6,10 @@
 
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
-import { sleep, smallConfig, tenantsManifest, testUpstream } from "./_helpers.ts";
+import { smallConfig } from "./_helpers.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { tenantsManifest } from "../_helpers/tenants.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
 
 const TWO_SEATS = smallConfig(tenantsManifest({ shares: 95, reject: true }), 2);
 

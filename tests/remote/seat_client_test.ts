@@ -18,6 +18,7 @@ import {
 import type { SeatTransport, TransportEvents } from "../../src/remote/seat_transport.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_conformance.ts";
 import { queued } from "./_client_helpers.ts";
+import { settle } from "../_helpers/settle.ts";
 
 type Op = [string, number] | ["release", number, number | null];
 
@@ -83,10 +84,6 @@ function setup(
 function done(s: Setup): void {
   s.client.close(true);
   assert.equal(s.clock.pendingTimers, 0, "no timer left behind");
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
 /** The promise's outcome so far, or `"pending"`. */
