@@ -19,8 +19,6 @@ import { OpenSeat } from "./remote_seat.ts";
 import type { Admission, SeatRequest } from "../coordinator/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
-import type { WireConfiguration } from "../protocol/wire.ts";
-import { effectiveFromWire as fromWire } from "../protocol/wire_configuration.ts";
 
 /** What a client does when the coordinator cannot be reached. */
 export type UnreachablePolicy = "local" | "open" | "closed";
@@ -74,9 +72,7 @@ export class Fallback {
   }
 
   /** The coordinator sent a configuration: the local limiter follows it from now on. */
-  serverConfiguration(wire: WireConfiguration): void {
-    const config = fromWire(wire);
-    if (config === null) return;
+  serverConfiguration(config: EffectiveConfiguration): void {
     this.#server = config;
     if (this.#local === null) return;
     try {

@@ -22,6 +22,11 @@
  *   acquire, and `ready()`, reject with it; no policy answers.
  * - A seat goes back exactly once: released, initialized, lost, or given
  *   back late, never two of them.
+ * - The exempt level never crosses the network: its requests are admitted
+ *   at once, here, as the embedded coordinator admits them, whatever the
+ *   transport's state (`docs/architecture.md`, "The path of a request").
+ *   Only the mandatory `exempt` level can be of type `Exempt`, as in
+ *   Kubernetes' validation.
  *
  * Time is the injected {@linkcode Clock}'s.
  *
@@ -41,7 +46,9 @@ import { seatRequestError, type WireConfiguration } from "../protocol/wire.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import { DEFAULT_FALLBACK_FRACTION } from "./client_types.ts";
 import { Fallback, unavailable, type UnreachablePolicy } from "./fallback.ts";
-import { RemoteSeat, type SeatOwner } from "./remote_seat.ts";
+import { OpenSeat, RemoteSeat, type SeatOwner } from "./remote_seat.ts";
+import { effectiveFromWire } from "../protocol/wire_configuration.ts";
+import { EXEMPT } from "../config/constants.ts";
 import type { SeatTransport, TransportDecision, TransportEvents } from "./seat_transport.ts";
 
 /** Options of a {@linkcode SeatClient}: those of the public clients with these names. */
@@ -201,6 +208,13 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     if (this.#refusal !== null) return Promise.reject(this.#refusal);
     const state = this.#transport.state;
     if (this.#closed || state === "closed") return Promise.resolve(unavailable());
+    if (request.priorityLevel === EXEMPT) {
+      return Promise.resolve({
+        admitted: true,
+        seat: new OpenSeat(request.priorityLevel),
+        waitedMs: 0,
+      });
+    }
     const signal = readSignal(options);
     if (state === "disconnected") return this.#byPolicy(request, signal, false);
     return new Promise<Admission>((resolve, reject) => {
@@ -265,7 +279,8 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   /** The coordinator's configuration: kept, handed to the local limiter and the listeners. */
   configure(configuration: WireConfiguration): void {
     this.#configuration = configuration;
-    this.#fallback.serverConfiguration(configuration);
+    const effective = effectiveFromWire(configuration);
+    if (effective !== null) this.#fallback.serverConfiguration(effective);
     for (const listener of [...this.#listeners]) {
       try {
         listener(configuration);

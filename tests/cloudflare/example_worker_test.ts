@@ -125,10 +125,11 @@ Deno.test({
     };
     await (await get(worker, "/", "key-mouse")).body?.cancel();
     const { currentLimit } = await levelState(worker, "tenants");
-    // The elephant holds every seat, freed one at a time 100 ms apart from 400 ms on...
+    // The elephant holds every seat, freed one at a time 100 ms apart from 1.5 s on (time for
+    // the 4 requests below to queue on a loaded machine before the first seat is freed)...
     const running = Array.from(
       { length: currentLimit },
-      (_, i) => call("key-elephant", `run${i}`, 400 + 100 * i),
+      (_, i) => call("key-elephant", `run${i}`, 1_500 + 100 * i),
     );
     await eventually(() => levelState(worker, "tenants"), (l) => l.seatsInUse === currentLimit);
     // ...and queues 3 more; then the mouse queues behind them.
@@ -136,6 +137,7 @@ Deno.test({
     await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 3);
     const mouse = call("key-mouse", "mouse", 50);
     await eventually(() => levelState(worker, "tenants"), (l) => l.waiting === 4);
+    assert.equal(done.length, 0, "the mouse queued while every seat was still held");
     await Promise.all([...running, ...queued, mouse]);
     // Each freed seat dispatches one waiting request: fair queuing picks the mouse's queue
     // first, although its request arrived last (FIFO would serve it fourth).

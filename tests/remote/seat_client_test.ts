@@ -418,3 +418,42 @@ Deno.test("kit: invalid options and requests are refused, and change nothing", a
   assert.deepEqual(s.transport.ops, []);
   done(s);
 });
+
+Deno.test("kit: the exempt level is admitted here, whatever the transport's state, and never sent", async () => {
+  for (const state of ["connected", "connecting", "disconnected"] as const) {
+    const s = setup({ state, policy: "closed" });
+    const a = await s.client.acquire(req({ priorityLevel: "exempt" }));
+    assert.ok(a.admitted, `${state}: the mandatory exempt level admits`);
+    assert.equal(a.waitedMs, 0);
+    assert.equal(a.seat.priorityLevel, "exempt");
+    assert.equal(a.seat.release(), true);
+    assert.equal(a.seat.release(), false, "released once");
+    assert.deepEqual(s.transport.ops, [], `${state}: nothing crossed the transport`);
+    assert.equal(s.stats.fallbacks, 0, "not a fallback");
+    done(s);
+  }
+
+  // Any other level goes to the coordinator (only the mandatory level can be exempt).
+  const s = setup();
+  const limited = s.client.acquire(req());
+  assert.deepEqual(s.transport.ops, [["acquire", 0]], "a limited level goes to the coordinator");
+  s.events.decided(0, admit);
+  const l = await limited;
+  assert.ok(l.admitted);
+  l.seat.release();
+  done(s);
+});
+
+Deno.test("kit: a refused credential refuses exempt requests too; a closed kit answers unavailable", async () => {
+  const refused = setup();
+  refused.events.refused(new Error("the coordinator refused the token"));
+  await assert.rejects(
+    refused.client.acquire(req({ priorityLevel: "exempt" })),
+    /refused the token/,
+  );
+  done(refused);
+  const closed = setup();
+  closed.client.close(true);
+  assert.deepEqual(await closed.client.acquire(req({ priorityLevel: "exempt" })), UNAVAILABLE);
+  done(closed);
+});
