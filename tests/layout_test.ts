@@ -20,6 +20,7 @@ const ROOMS = [
   "protocol",
   "remote",
   "server",
+  "budgets",
   "hono",
   "deno",
   "cloudflare",

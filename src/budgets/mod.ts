@@ -1,0 +1,22 @@
+/**
+ * Seat budgets: a level's seats divided among holders (isolates,
+ * processes) that decide locally on their share, kept in a ledger that a
+ * store (Deno KV, Redis, a Durable Object, `apf coordinator`) writes with
+ * compare and set. See `ledger.ts` for the rule that keeps a level within
+ * its limit.
+ *
+ * @module
+ */
+
+export { allocateBudgets, headroom, type HolderDemand, maxMinShares } from "./allocate.ts";
+export {
+  type HolderState,
+  isExpired,
+  type LeaseTerms,
+  type Ledger,
+  type LedgerEntry,
+  settle,
+  type Settlement,
+} from "./ledger.ts";
+export type { BudgetStore, StoredLedger } from "./store.ts";
+export { MemoryBudgetStore } from "./memory_store.ts";

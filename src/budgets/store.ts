@@ -1,0 +1,31 @@
+/**
+ * What a budget engine provides: a level's ledger, read with its version,
+ * and written only over the version read (compare and set). Deno KV
+ * (versionstamp checks), Redis (a Lua script), a Durable Object (one
+ * thread) and `apf coordinator` (one process) each give this with their own
+ * atomic operations; the rest of the budget logic is theirs in common.
+ *
+ * @module
+ */
+
+import type { Ledger } from "./ledger.ts";
+
+/** A ledger as stored, with the version to write over. */
+export interface StoredLedger {
+  /** The ledger. */
+  ledger: Ledger;
+  /** The engine's version of it (opaque). */
+  version: string;
+}
+
+/** A store of budget ledgers, one per priority level. */
+export interface BudgetStore {
+  /** The level's ledger and its version, or `null` when it has none yet. */
+  read(level: string): Promise<StoredLedger | null>;
+  /**
+   * Writes `ledger` when the stored version is still `expected` (`null`: the
+   * level had no ledger); resolves whether it did. Rejects when the store
+   * cannot be reached (the holder keeps its claim until its lease ends).
+   */
+  write(level: string, expected: string | null, ledger: Ledger): Promise<boolean>;
+}
