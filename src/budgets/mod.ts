@@ -18,5 +18,12 @@ export {
   settle,
   type Settlement,
 } from "./ledger.ts";
-export type { BudgetStore, StoredLedger } from "./store.ts";
+export { type BudgetStore, type StoredLedger, StoreRefusedError } from "./store.ts";
 export { MemoryBudgetStore } from "./memory_store.ts";
+export {
+  BudgetHolder,
+  type BudgetHolderOptions,
+  type BudgetHolderStats,
+  type BudgetPolicy,
+  type LevelBudget,
+} from "./holder.ts";

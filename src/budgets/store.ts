@@ -29,3 +29,22 @@ export interface BudgetStore {
    */
   write(level: string, expected: string | null, ledger: Ledger): Promise<boolean>;
 }
+
+/**
+ * The store refused this holder's credential (a wrong password or token): a
+ * configuration error, not an outage. The holder stops; `ready()` and every
+ * acquire reject with it, and no unreachable policy answers. The message
+ * names the store, never the credential.
+ */
+export class StoreRefusedError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param store Where the store is (its address without credentials).
+   * @param reason What the store said.
+   */
+  constructor(store: string, reason: string) {
+    super(`The budget store at ${store} refused this holder's credential: ${reason}`);
+    this.name = "StoreRefusedError";
+  }
+}

@@ -1,0 +1,441 @@
+/**
+ * A budget holder: a {@linkcode Coordinator} that decides every request
+ * here, with the exact local queue sets (fair queuing, seats, Retry-After),
+ * on the share of each level's seats that it holds in the level's ledger.
+ * A request within the budget costs no I/O; the store is read and written
+ * once per level per period (`settle` of `ledger.ts`), and once more
+ * between two periods when requests wait on a level that has fewer seats
+ * here than its share.
+ *
+ * - Before its first settle a level has no seats here; requests wait (up to
+ *   their queue wait limit) for it.
+ * - A lower share applies at once; a higher one once the store accepted it.
+ * - A holder that cannot reach the store keeps its seats until its lease
+ *   ends, then its unreachable policy applies: `local` (a fraction of the
+ *   level's limit, default 0.1), `open` (no limit) or `closed` (no seat).
+ *   The budgets come back with the store. A store that refuses the
+ *   holder's credential is a configuration error: `ready()` rejects with
+ *   it, and no policy answers.
+ * - The exempt level has no budget: it admits at once, as everywhere.
+ *
+ * Leases are in wall-clock time (`Clock.wallNow`), compared across holders
+ * within the clock-skew bound; timers run on the clock.
+ *
+ * @module
+ */
+
+import { EXEMPT } from "../config/constants.ts";
+import type { EffectiveConfiguration } from "../config/effective.ts";
+import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coordinator/types.ts";
+import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
+import type { SnapshotOptions } from "../fairqueuing/types.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
+import { checkNumber } from "../_shared/errors.ts";
+import { type LeaseTerms, settle } from "./ledger.ts";
+import { type BudgetStore, StoreRefusedError } from "./store.ts";
+
+/** What a holder does once its lease has ended without the store. */
+export type BudgetPolicy = "local" | "open" | "closed";
+
+/** Options of {@linkcode BudgetHolder}. */
+export interface BudgetHolderOptions {
+  /** Where the ledgers are. */
+  store: BudgetStore;
+  /** This holder's id among the level's holders (default: a random UUID). */
+  id?: string;
+  /** How often each level's ledger is settled, in ms (default 1,000). */
+  periodMs?: number;
+  /** How long a claim lasts without being renewed, in ms (default 5,000). */
+  leaseMs?: number;
+  /**
+   * How long a claim still counts after its lease, in ms: the longest a
+   * request admitted just before may hold its seat (default: `leaseMs`).
+   */
+  drainMs?: number;
+  /** How far the holders' wall clocks may disagree, in ms (default 1,000). */
+  skewMs?: number;
+  /** How long a store operation may take before it counts as failed, in ms (default: `periodMs`). */
+  storeTimeoutMs?: number;
+  /** After the lease ends without the store (default `local`). */
+  policy?: BudgetPolicy;
+  /** The `local` policy's fraction of each level's limit (default 0.1, at least one seat). */
+  fallbackFraction?: number;
+  /** The clock (default: the system clock). */
+  clock?: Clock;
+  /** Told of every failed store operation (default: logged once per outage). */
+  onStoreError?: (error: unknown) => void;
+}
+
+/** One level's budget on this holder. */
+export interface LevelBudget {
+  /** The priority level. */
+  level: string;
+  /** The level's limit the claims are held to. */
+  limit: number;
+  /** This holder's fair share. */
+  target: number;
+  /** Seats this holder claims in the ledger. */
+  claim: number;
+  /** Seats this holder may have in use now (its queue set's limit). */
+  capacity: number;
+  /** When its lease ends (wall clock, ms), or `null` before the first settle. */
+  leaseEndsAt: number | null;
+  /** `budget` on a lease; otherwise the policy in force (`none` before the first settle). */
+  mode: "budget" | BudgetPolicy | "none";
+}
+
+/** Counters of a holder's store operations. */
+export interface BudgetHolderStats {
+  /** Settles written. */
+  settles: number;
+  /** Writes refused because another holder wrote first (retried). */
+  conflicts: number;
+  /** Store operations that failed or timed out. */
+  failures: number;
+}
+
+interface LevelState {
+  name: string;
+  limit: number;
+  budget: LevelBudget;
+  /** A settle in flight. */
+  settling: Promise<void> | null;
+  /** The wall time of the last settle started. */
+  lastSettleAt: number;
+  /** Peak seat demand since the last settle, from the queue set's integrator. */
+  demand: number;
+  leaseTimer: Timer | null;
+}
+
+const MAX_CONFLICT_RETRIES = 3;
+
+function checkMs(what: string, value: unknown, min: number): number {
+  checkNumber(
+    value,
+    (n) => n >= min && n < Infinity,
+    () =>
+      `Cannot create the budget holder: ${what} must be a number >= ${min}, got ${String(value)}`,
+  );
+  return value;
+}
+
+/** Decides requests locally on budgets leased from a store. */
+export class BudgetHolder implements Coordinator {
+  /** This holder's id. */
+  readonly id: string;
+  #store: BudgetStore;
+  #clock: Clock;
+  #local: EmbeddedCoordinator;
+  #terms: LeaseTerms;
+  #periodMs: number;
+  #storeTimeoutMs: number;
+  #policy: BudgetPolicy;
+  #fraction: number;
+  #levels = new Map<string, LevelState>();
+  #timer: Timer | null = null;
+  #closed = false;
+  #refusal: Error | null = null;
+  #failing = false;
+  #onStoreError: (error: unknown) => void;
+  #first: Promise<void>;
+  #stats: BudgetHolderStats = { settles: 0, conflicts: 0, failures: 0 };
+
+  /**
+   * Starts holding budgets for every limited level of `configuration`:
+   * settles each level at once, then every period.
+   *
+   * @throws {RangeError} for a number out of range; {TypeError} for another invalid option.
+   */
+  constructor(configuration: EffectiveConfiguration, options: BudgetHolderOptions) {
+    if (options?.store === undefined || typeof options.store.read !== "function") {
+      throw new TypeError("Cannot create the budget holder: options.store must be a BudgetStore");
+    }
+    const periodMs = checkMs("periodMs", options.periodMs ?? 1_000, 1);
+    const leaseMs = checkMs("leaseMs", options.leaseMs ?? 5_000, 1);
+    if (leaseMs <= periodMs) {
+      throw new RangeError(
+        `Cannot create the budget holder: leaseMs (${leaseMs}) must be longer than periodMs (${periodMs})`,
+      );
+    }
+    this.#terms = {
+      leaseMs,
+      drainMs: checkMs("drainMs", options.drainMs ?? leaseMs, 0),
+      skewMs: checkMs("skewMs", options.skewMs ?? 1_000, 0),
+    };
+    this.#periodMs = periodMs;
+    this.#storeTimeoutMs = checkMs("storeTimeoutMs", options.storeTimeoutMs ?? periodMs, 1);
+    const policy = options.policy ?? "local";
+    if (!["local", "open", "closed"].includes(policy)) {
+      throw new TypeError(
+        `Cannot create the budget holder: policy must be local, open or closed, got ${
+          String(policy)
+        }`,
+      );
+    }
+    this.#policy = policy;
+    const fraction = options.fallbackFraction ?? 0.1;
+    checkNumber(
+      fraction,
+      (f) => f > 0 && f <= 1,
+      () =>
+        `Cannot create the budget holder: fallbackFraction must be in (0, 1], got ${
+          String(fraction)
+        }`,
+    );
+    this.#fraction = fraction;
+    this.id = options.id ?? crypto.randomUUID();
+    this.#store = options.store;
+    this.#clock = options.clock ?? systemClock;
+    this.#onStoreError = options.onStoreError ?? ((error) => {
+      if (this.#failing) return;
+      console.error(`apf: budget holder ${this.id} cannot reach its store:`, error);
+    });
+    this.#local = new EmbeddedCoordinator(configuration, {
+      clock: this.#clock,
+      borrowing: "external",
+    });
+    this.#adopt(configuration);
+    this.#first = this.#round();
+    this.#schedule();
+  }
+
+  /**
+   * Resolves once every level was settled once (or failed to be).
+   *
+   * @throws {StoreRefusedError} (rejects) when the store refused this holder's credential.
+   */
+  async ready(): Promise<void> {
+    await this.#first;
+    if (this.#refusal !== null) throw this.#refusal;
+  }
+
+  /** Each limited level's budget here. */
+  budgets(): LevelBudget[] {
+    return [...this.#levels.values()].map((l) => ({ ...l.budget }));
+  }
+
+  /** Counters of the store operations. */
+  get stats(): Readonly<BudgetHolderStats> {
+    return { ...this.#stats };
+  }
+
+  /** The local queue sets' state; each level's current limit is this holder's capacity. */
+  snapshot(options?: SnapshotOptions): CoordinatorSnapshot {
+    return this.#local.snapshot(options);
+  }
+
+  /**
+   * Decides `request` here, on this holder's budget. Rejects like the
+   * embedded coordinator for a malformed request, and with the refusal when
+   * the store refused this holder.
+   */
+  acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
+    if (this.#refusal !== null) return Promise.reject(this.#refusal);
+    const decided = this.#local.begin(request, options);
+    if (decided instanceof Promise) {
+      // It waits on a level that has fewer seats here than its share (none yet, or not yet
+      // free): that level settles now rather than at the period.
+      const level = this.#levels.get(request.priorityLevel);
+      const budget = level?.budget;
+      if (budget !== undefined && (budget.capacity < budget.target || budget.mode === "none")) {
+        this.#settleSoon(level!);
+      }
+      return decided;
+    }
+    return Promise.resolve(decided);
+  }
+
+  /** Stops settling; the local queue sets answer what waits `unavailable`. Claims run out with their lease. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#timer?.cancel();
+    for (const level of this.#levels.values()) level.leaseTimer?.cancel();
+    this.#local.close();
+  }
+
+  /** Closes the holder (for `using`). */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  // ---- settling -------------------------------------------------------------
+
+  #adopt(configuration: EffectiveConfiguration): void {
+    const limits: Record<string, number> = {};
+    for (const pl of configuration.priorityLevels) {
+      if (pl.type === "Exempt" || pl.name === EXEMPT) continue;
+      const limit = pl.nominal;
+      this.#levels.set(pl.name, {
+        name: pl.name,
+        limit,
+        budget: {
+          level: pl.name,
+          limit,
+          target: 0,
+          claim: 0,
+          capacity: 0,
+          leaseEndsAt: null,
+          mode: "none",
+        },
+        settling: null,
+        lastSettleAt: -Infinity,
+        demand: 0,
+        leaseTimer: null,
+      });
+      limits[pl.name] = 0; // no seat before the first settle
+    }
+    this.#local.setCurrentLimits(limits);
+  }
+
+  #wallNow(): number {
+    return this.#clock.wallNow?.() ?? this.#clock.now();
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = this.#clock.setTimer(this.#periodMs, () => {
+      void this.#round();
+      this.#schedule();
+    });
+  }
+
+  /** Settles every level: the peak demand of the period, then one settle each, in parallel. */
+  #round(): Promise<void> {
+    for (const report of this.#local.collectSeatDemand()) {
+      const level = this.#levels.get(report.level);
+      if (level !== undefined) level.demand = Math.ceil(report.demand.max);
+    }
+    return Promise.all([...this.#levels.values()].map((l) => this.#settleLevel(l))).then(() => {});
+  }
+
+  #settleSoon(level: LevelState): void {
+    if (this.#closed || level.settling !== null) return;
+    // At most one early settle between two rounds: two per period, whatever the load.
+    if (this.#wallNow() - level.lastSettleAt < this.#periodMs / 2) return;
+    void this.#settleLevel(level);
+  }
+
+  #settleLevel(level: LevelState): Promise<void> {
+    if (this.#closed || this.#refusal !== null) return Promise.resolve();
+    level.settling ??= this.#settle(level).finally(() => level.settling = null);
+    return level.settling;
+  }
+
+  async #settle(level: LevelState): Promise<void> {
+    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+      level.lastSettleAt = this.#wallNow();
+      const stored = await this.#call(this.#store.read(level.name));
+      if (stored === TIMED_OUT || this.#closed) return this.#failed(level);
+      // From here to the write's start, nothing awaits: the seats in use read now are the most
+      // the level can have until the lower capacity below is applied.
+      const queueSet = this.#levelSnapshot(level.name);
+      const inUse = queueSet.seatsInUse;
+      const settlement = settle(stored?.ledger ?? null, {
+        id: this.id,
+        now: this.#wallNow(),
+        inUse,
+        demand: Math.max(level.demand, inUse + queueSet.seatsWaiting),
+        limit: level.limit,
+      }, this.#terms);
+      if (settlement.capacity < level.budget.capacity) {
+        this.#setCapacity(level, settlement.capacity);
+      }
+      const written = await this.#call(
+        this.#store.write(level.name, stored?.version ?? null, settlement.ledger),
+      );
+      if (written === TIMED_OUT || this.#closed) return this.#failed(level);
+      if (!written) {
+        this.#stats.conflicts++;
+        continue;
+      }
+      this.#stats.settles++;
+      this.#failing = false;
+      level.demand = 0;
+      if (this.#wallNow() >= settlement.expiresAt) return this.#leaseEnded(level);
+      level.budget = {
+        level: level.name,
+        limit: settlement.limit,
+        target: settlement.target,
+        claim: settlement.claim,
+        capacity: level.budget.capacity,
+        leaseEndsAt: settlement.expiresAt,
+        mode: "budget",
+      };
+      this.#setCapacity(level, settlement.capacity);
+      level.leaseTimer?.cancel();
+      level.leaseTimer = this.#clock.setTimer(
+        settlement.expiresAt - this.#wallNow(),
+        () => this.#leaseEnded(level),
+      );
+      return;
+    }
+  }
+
+  /** The store's answer, `TIMED_OUT` when it failed or took too long (counted and reported). */
+  async #call<T>(operation: Promise<T>): Promise<T | typeof TIMED_OUT> {
+    try {
+      const answer = await withTimeout(this.#clock, operation, this.#storeTimeoutMs);
+      if (answer === TIMED_OUT) this.#storeError(new Error("the store did not answer in time"));
+      return answer;
+    } catch (error) {
+      if (error instanceof StoreRefusedError) {
+        this.#refuse(error);
+      } else {
+        this.#storeError(error);
+      }
+      return TIMED_OUT;
+    }
+  }
+
+  #storeError(error: unknown): void {
+    this.#stats.failures++;
+    try {
+      this.#onStoreError(error);
+    } catch {
+      // A reporter that throws changes nothing.
+    }
+    this.#failing = true;
+  }
+
+  #refuse(error: StoreRefusedError): void {
+    if (this.#refusal !== null) return;
+    this.#refusal = error;
+    console.error(`apf: budget holder ${this.id}: ${error.message}`);
+    this.close();
+  }
+
+  /** A settle that failed: without a lease (none yet, or ended), the policy applies now. */
+  #failed(level: LevelState): void {
+    const endsAt = level.budget.leaseEndsAt;
+    if (endsAt === null || this.#wallNow() >= endsAt) this.#leaseEnded(level);
+  }
+
+  #leaseEnded(level: LevelState): void {
+    if (this.#closed) return;
+    const endsAt = level.budget.leaseEndsAt;
+    if (endsAt !== null && this.#wallNow() < endsAt) return; // renewed meanwhile
+    level.leaseTimer?.cancel();
+    level.leaseTimer = null;
+    const capacity = this.#policy === "closed"
+      ? 0
+      : this.#policy === "open"
+      ? Number.MAX_SAFE_INTEGER
+      : Math.max(1, Math.ceil(level.limit * this.#fraction));
+    level.budget = { ...level.budget, target: 0, claim: 0, mode: this.#policy };
+    this.#setCapacity(level, capacity);
+  }
+
+  #setCapacity(level: LevelState, capacity: number): void {
+    level.budget.capacity = capacity;
+    this.#local.setCurrentLimits({ [level.name]: capacity });
+  }
+
+  #levelSnapshot(name: string): { seatsInUse: number; seatsWaiting: number } {
+    const snapshot = this.#local.snapshot();
+    const level = snapshot.levels.find((l) => l.name === name);
+    return level?.queueSet ?? { seatsInUse: 0, seatsWaiting: 0 };
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * Budget holders on the fake clock, sharing a memory store: the first
+ * seats, fair shares across holders, seats moving only once drained, the
+ * lease and the policies when the store is down, a refused credential, and
+ * store operations per period.
+ */
+
+import assert from "node:assert/strict";
+import { BudgetHolder, type BudgetHolderOptions } from "../../src/budgets/holder.ts";
+import type { Ledger } from "../../src/budgets/ledger.ts";
+import { MemoryBudgetStore } from "../../src/budgets/memory_store.ts";
+import { type BudgetStore, type StoredLedger, StoreRefusedError } from "../../src/budgets/store.ts";
+import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
+import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
+import { settle } from "../_helpers/settle.ts";
+
+/** A limited level, `work`, of 4 seats (as many shares as the mandatory `catch-all`), queuing. */
+const CONFIG = configOf(8, [
+  exempt(),
+  limited("work", { shares: 5, queuing: { queues: 8, handSize: 2, queueLengthLimit: 50 } }),
+]);
+const LIMIT = 4;
+assert.equal(CONFIG.priorityLevels.find((l) => l.name === "work")!.nominal, LIMIT);
+
+/** A memory store that can be taken down, made to refuse, and counted. */
+class TestStore implements BudgetStore {
+  readonly memory = new MemoryBudgetStore();
+  down = false;
+  refuse = false;
+  reads = 0;
+  writes = 0;
+
+  read(level: string): Promise<StoredLedger | null> {
+    this.reads++;
+    return this.#gate(() => this.memory.peek(level));
+  }
+
+  write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
+    this.writes++;
+    return this.#gate(() => this.memory.writeNow(level, expected, ledger));
+  }
+
+  #gate<T>(answer: () => T): Promise<T> {
+    if (this.refuse) return Promise.reject(new StoreRefusedError("memory", "WRONGPASS"));
+    if (this.down) return Promise.reject(new Error("connection refused"));
+    return Promise.resolve(answer());
+  }
+}
+
+let flow = 0;
+const request = (extra: Partial<SeatRequest> = {}): SeatRequest => ({
+  priorityLevel: "work",
+  flowSchema: "fs",
+  flowHash: { hi: 0, lo: flow++ },
+  waitLimitMs: 10_000,
+  ...extra,
+});
+
+interface Setup {
+  clock: FakeEventClock;
+  store: TestStore;
+  holders: BudgetHolder[];
+  errors: unknown[];
+}
+
+function setup(count: number, options: Partial<BudgetHolderOptions> = {}): Setup {
+  const clock = new FakeEventClock(1_700_000_000_000);
+  const store = new TestStore();
+  const errors: unknown[] = [];
+  const holders = Array.from({ length: count }, (_, i) =>
+    new BudgetHolder(CONFIG, {
+      store,
+      clock,
+      id: `h${i}`,
+      periodMs: 1_000,
+      leaseMs: 3_000,
+      drainMs: 1_000,
+      skewMs: 100,
+      onStoreError: (e) => errors.push(e),
+      ...options,
+    }));
+  return { clock, store, holders, errors };
+}
+
+function done(s: Setup): void {
+  for (const h of s.holders) h.close();
+  assert.equal(s.clock.pendingTimers, 0, "no timer left behind");
+}
+
+/** Advances the fake clock by `ms` in steps of 10 ms, letting promises run between. */
+async function run(s: Setup, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 10) {
+    s.clock.advance(10);
+    await settle(20);
+  }
+}
+
+/** The admission's outcome so far, or `"pending"`. */
+function track(p: Promise<Admission>): { outcome: Admission | "pending" } {
+  const t: { outcome: Admission | "pending" } = { outcome: "pending" };
+  p.then((a) => t.outcome = a);
+  return t;
+}
+
+/** Releases the seat of a tracked admission, if it got one. */
+function release(t: { outcome: Admission | "pending" }): void {
+  const o = t.outcome;
+  if (o !== "pending" && o.admitted) o.seat.release();
+}
+
+const inUse = (s: Setup) =>
+  s.holders.reduce(
+    (sum, h) => sum + h.snapshot().levels.find((l) => l.name === "work")!.queueSet.seatsInUse,
+    0,
+  );
+
+Deno.test("holder: no seat before its first settle; a waiting request gets its seats within a period", async () => {
+  const s = setup(1);
+  const a = track(s.holders[0]!.acquire(request()));
+  await settle(20);
+  await s.holders[0]!.ready();
+  // The first settle ran with no demand: nothing claimed; the waiting request settles again.
+  await run(s, 1_000);
+  assert.ok(a.outcome !== "pending" && a.outcome.admitted, "admitted within a period");
+  const [budget] = s.holders[0]!.budgets();
+  assert.equal(budget!.mode, "budget");
+  assert.ok(budget!.capacity >= 1);
+  release(a);
+  done(s);
+});
+
+Deno.test("holder: the exempt level has no budget and admits at once", async () => {
+  const s = setup(1, { policy: "closed" });
+  s.store.down = true;
+  const a = await s.holders[0]!.acquire(request({ priorityLevel: "exempt", flowHash: null }));
+  assert.ok(a.admitted);
+  a.seat.release();
+  done(s);
+});
+
+/**
+ * Keeps `backlog` requests of `holder` in flight (waiting or running); each runs for `workMs`
+ * once admitted. Returns a stepper for the test's loop and a stopper.
+ */
+function steadyLoad(s: Setup, holder: BudgetHolder, backlog: number, workMs: number) {
+  const running: { seat: { release(): boolean }; until: number }[] = [];
+  let inFlight = 0;
+  const top = () => {
+    while (inFlight < backlog) {
+      inFlight++;
+      void holder.acquire(request()).then((a) => {
+        if (a.admitted) running.push({ seat: a.seat, until: s.clock.now() + workMs });
+        else inFlight--;
+      });
+    }
+  };
+  return {
+    step() {
+      for (let i = running.length - 1; i >= 0; i--) {
+        if (running[i]!.until <= s.clock.now()) {
+          running.splice(i, 1)[0]!.seat.release();
+          inFlight--;
+        }
+      }
+      top();
+    },
+    stop() {
+      backlog = 0;
+      for (const r of running.splice(0)) r.seat.release();
+    },
+  };
+}
+
+Deno.test("holders: two floods share the level equally, and never exceed it together", async () => {
+  const s = setup(2);
+  const loads = s.holders.map((h) => steadyLoad(s, h, 20, 100));
+  let peak = 0;
+  for (let t = 0; t < 6_000; t += 10) {
+    for (const l of loads) l.step();
+    await run(s, 10);
+    peak = Math.max(peak, inUse(s));
+  }
+  assert.ok(peak <= LIMIT, `peak ${peak}`);
+  assert.deepEqual(s.holders.map((h) => h.budgets()[0]!.capacity), [2, 2], "max-min fair");
+  assert.equal(inUse(s), LIMIT, "the level is full");
+  for (const l of loads) l.stop();
+  done(s);
+});
+
+Deno.test("holders: an idle holder's seats flow to the busy one; a mouse gets its demand", async () => {
+  const s = setup(3);
+  const [elephant, mouse] = [
+    steadyLoad(s, s.holders[0]!, 40, 100),
+    steadyLoad(s, s.holders[1]!, 1, 100),
+  ];
+  let peak = 0;
+  for (let t = 0; t < 6_000; t += 10) {
+    elephant.step();
+    mouse.step();
+    await run(s, 10);
+    peak = Math.max(peak, inUse(s));
+  }
+  assert.ok(peak <= LIMIT, `peak ${peak}`);
+  const capacities = s.holders.map((h) => h.budgets()[0]!.capacity);
+  assert.deepEqual(capacities, [3, 1, 0], "the mouse its one seat, the idle holder none");
+  elephant.stop();
+  mouse.stop();
+  done(s);
+});
+
+Deno.test("holders: seats move to a new holder only once the first has drained to its share", async () => {
+  const s = setup(2);
+  const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
+  const held: Admission[] = [];
+  for (let i = 0; i < LIMIT; i++) void a.acquire(request()).then((x) => held.push(x));
+  await run(s, 2_000);
+  assert.equal(a.budgets()[0]!.capacity, LIMIT, "a alone takes the level");
+  assert.equal(held.length, LIMIT);
+  // b wants seats: its share is 2, but a holds all 4 seats.
+  const waiting = [track(b.acquire(request())), track(b.acquire(request()))];
+  let peak = 0;
+  for (let t = 0; t < 3_000; t += 10) {
+    await run(s, 10);
+    peak = Math.max(peak, inUse(s));
+  }
+  assert.ok(peak <= LIMIT);
+  assert.equal(a.budgets()[0]!.capacity, 2, "a's capacity fell to its share at once");
+  assert.equal(a.budgets()[0]!.claim, LIMIT, "but its claim covers its 4 seats in use");
+  assert.ok(waiting.every((w) => w.outcome === "pending"), "b waits: nothing is free");
+  // a's requests end: its claim drains to 2 at its next settle, then b gets them.
+  for (const x of held) if (x.admitted) x.seat.release();
+  await run(s, 2_500);
+  assert.ok(waiting.every((w) => w.outcome !== "pending" && w.outcome.admitted), "b served");
+  for (const w of waiting) {
+    if (w.outcome !== "pending" && w.outcome.admitted) w.outcome.seat.release();
+  }
+  done(s);
+});
+
+Deno.test("holder: the store down, it keeps its seats until its lease ends, then its policy", async () => {
+  for (const policy of ["closed", "local", "open"] as const) {
+    const s = setup(1, { policy, fallbackFraction: 0.5 });
+    const h = s.holders[0]!;
+    const first = track(h.acquire(request()));
+    await run(s, 1_500);
+    assert.ok(first.outcome !== "pending" && first.outcome.admitted);
+    const leaseEnds = h.budgets()[0]!.leaseEndsAt!;
+    s.store.down = true;
+    await run(s, leaseEnds - s.clock.wallNow() - 20);
+    assert.equal(h.budgets()[0]!.mode, "budget", `${policy}: still on its lease`);
+    await run(s, 40);
+    const budget = h.budgets()[0]!;
+    assert.equal(budget.mode, policy);
+    assert.equal(
+      budget.capacity,
+      policy === "closed" ? 0 : policy === "local" ? 2 : Number.MAX_SAFE_INTEGER,
+    );
+    assert.ok(s.errors.length > 0, "the failures were reported");
+    // The store comes back: a budget again.
+    s.store.down = false;
+    await run(s, 1_000);
+    assert.equal(h.budgets()[0]!.mode, "budget", `${policy}: back on a budget`);
+    release(first);
+    done(s);
+  }
+});
+
+Deno.test("holder: with the store down from the start, the policy applies at once; no request hangs", async () => {
+  const s = setup(1, { policy: "closed" });
+  s.store.down = true;
+  const a = track(s.holders[0]!.acquire(request({ waitLimitMs: 2_000 })));
+  await run(s, 2_100);
+  assert.deepEqual(
+    a.outcome !== "pending" && !a.outcome.admitted && a.outcome.reason,
+    "time-out",
+    "answered by its wait limit",
+  );
+  done(s);
+});
+
+Deno.test("holder: a refused credential rejects ready() and every acquire; no policy answers", async () => {
+  const s = setup(1, { policy: "open" });
+  s.store.refuse = true;
+  const waiting = s.holders[0]!.acquire(request());
+  await assert.rejects(s.holders[0]!.ready(), StoreRefusedError);
+  await assert.rejects(s.holders[0]!.acquire(request()), /refused this holder's credential/);
+  assert.deepEqual(await waiting, { admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+  done(s);
+});
+
+Deno.test("holder: at steady state, one read and one write per level per period, whatever the load", async () => {
+  const s = setup(1);
+  const h = s.holders[0]!;
+  await run(s, 2_000);
+  const outcomes: { outcome: Admission | "pending" }[] = [];
+  // A steady load: 50 requests every 100 ms, each released 50 ms later.
+  const before = { reads: s.store.reads, writes: s.store.writes };
+  for (let t = 0; t < 10_000; t += 100) {
+    for (let i = 0; i < 50; i++) {
+      const o = track(h.acquire(request()));
+      outcomes.push(o);
+      void (async () => {
+        while (o.outcome === "pending") await settle(1);
+      })();
+    }
+    await run(s, 50);
+    for (const o of outcomes.splice(0)) {
+      if (o.outcome !== "pending" && o.outcome.admitted) o.outcome.seat.release();
+    }
+    await run(s, 50);
+  }
+  const reads = s.store.reads - before.reads, writes = s.store.writes - before.writes;
+  assert.ok(
+    reads <= 2 * 10 + 1 && writes <= 2 * 10 + 1,
+    `${reads} reads, ${writes} writes in 10 s`,
+  );
+  h.close();
+  await settle(20);
+  done(s);
+});
+
+Deno.test("holder: options are checked", () => {
+  const store = new MemoryBudgetStore();
+  assert.throws(() => new BudgetHolder(CONFIG, {} as never), TypeError);
+  assert.throws(() => new BudgetHolder(CONFIG, { store, periodMs: 0 }), RangeError);
+  assert.throws(() => new BudgetHolder(CONFIG, { store, periodMs: "1" as never }), TypeError);
+  assert.throws(() => new BudgetHolder(CONFIG, { store, leaseMs: 500 }), /longer than periodMs/);
+  assert.throws(() => new BudgetHolder(CONFIG, { store, policy: "maybe" as never }), TypeError);
+  assert.throws(() => new BudgetHolder(CONFIG, { store, fallbackFraction: 2 }), RangeError);
+});
