@@ -21,7 +21,6 @@ export {
   type ConfigurationDiff,
   ConfigurationError,
   type ConfigurationInput,
-  DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
   effectiveConfiguration,
   type EffectiveFlowSchema,
@@ -37,7 +36,6 @@ export {
   type FlowDistinguisherMethodType,
   type FlowSchema,
   type FlowSchemaSpec,
-  formatFieldError,
   type GroupSubject,
   type KindDiff,
   type LevelLimits,
@@ -65,8 +63,6 @@ export {
   type UserSubject,
 } from "./src/config/mod.ts";
 export {
-  anonymousUser,
-  AUTHENTICATED_GROUP,
   type Classification,
   Classifier,
   describeRequest,
@@ -86,7 +82,6 @@ export {
   RequestInfoResolver,
   type ResourceRoute,
   type RuleMatch,
-  UNAUTHENTICATED_GROUP,
   type UserInfo,
 } from "./src/classify/mod.ts";
 export {
@@ -150,8 +145,6 @@ export {
   type SeatRequestOptions,
 } from "./src/coordinator/mod.ts";
 export {
-  defaultWorkEstimatorConfig,
-  type DefaultWorkEstimatorConfigOptions,
   type EstimateInput,
   kubernetesEstimator,
   type KubernetesEstimatorOptions,

@@ -19,7 +19,7 @@ const entries = Object.values(config.exports);
 async function ownNames(dir: URL): Promise<Set<string>> {
   const names = new Set<string>();
   const declaration =
-    /^\s*(?:export\s+)?(?:declare\s+)?(?:abstract\s+)?(?:interface|type|class|enum)\s+([A-Za-z_$][\w$]*)/gm;
+    /^\s*(?:export\s+)?(?:declare\s+)?(?:abstract\s+)?(?:interface|type|class|enum|const|let|function)\s+([A-Za-z_$][\w$]*)/gm;
   for await (const entry of Deno.readDir(dir)) {
     const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
     if (entry.isDirectory) {

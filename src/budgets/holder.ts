@@ -17,6 +17,12 @@
  *   holder's credential is a configuration error: `ready()` rejects with
  *   it, and no policy answers.
  * - The exempt level has no budget: it admits at once, as everywhere.
+ * - Borrowing between levels (`docs/semantics.md` §6) works over the
+ *   holders together: every 10 s each holder runs the allocation with every
+ *   level's seat demand summed over the live holders (from the ledgers it
+ *   read), and holds each level's claims to the result; a ledger holds its
+ *   claims to the smallest limit of its live holders, so holders that
+ *   computed a little differently never exceed the server's limit together.
  *
  * Leases are in wall-clock time (`Clock.wallNow`), compared across holders
  * within the clock-skew bound; timers run on the clock.
@@ -26,7 +32,8 @@
 
 import { EXEMPT } from "../config/constants.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
-import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import { BORROWING_ADJUSTMENT_PERIOD_MS, EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import { BorrowingController } from "../coordinator/borrowing_controller.ts";
 import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coordinator/types.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
@@ -106,6 +113,11 @@ interface LevelState {
   lastSettleAt: number;
   /** Peak seat demand since the last settle, from the queue set's integrator. */
   demand: number;
+  /** Average and deviation of the seat demand over the last period. */
+  average: number;
+  deviation: number;
+  /** The demand summed over the live holders, as last read. */
+  total: { demand: number; average: number; deviation: number };
   leaseTimer: Timer | null;
 }
 
@@ -135,6 +147,8 @@ export class BudgetHolder implements Coordinator {
   #fraction: number;
   #levels = new Map<string, LevelState>();
   #timer: Timer | null = null;
+  #borrowingTimer: Timer | null = null;
+  #borrowing: BorrowingController;
   #closed = false;
   #refusal: Error | null = null;
   #failing = false;
@@ -196,9 +210,11 @@ export class BudgetHolder implements Coordinator {
       clock: this.#clock,
       borrowing: "external",
     });
+    this.#borrowing = new BorrowingController(configuration);
     this.#adopt(configuration);
     this.#first = this.#round();
     this.#schedule();
+    this.#scheduleBorrowing();
   }
 
   /**
@@ -252,6 +268,7 @@ export class BudgetHolder implements Coordinator {
     if (this.#closed) return;
     this.#closed = true;
     this.#timer?.cancel();
+    this.#borrowingTimer?.cancel();
     for (const level of this.#levels.values()) level.leaseTimer?.cancel();
     this.#local.close();
   }
@@ -265,9 +282,10 @@ export class BudgetHolder implements Coordinator {
 
   #adopt(configuration: EffectiveConfiguration): void {
     const limits: Record<string, number> = {};
+    const current = this.#borrowing.currentLimits();
     for (const pl of configuration.priorityLevels) {
       if (pl.type === "Exempt" || pl.name === EXEMPT) continue;
-      const limit = pl.nominal;
+      const limit = current[pl.name] ?? pl.currentLimit;
       this.#levels.set(pl.name, {
         name: pl.name,
         limit,
@@ -283,6 +301,9 @@ export class BudgetHolder implements Coordinator {
         settling: null,
         lastSettleAt: -Infinity,
         demand: 0,
+        average: 0,
+        deviation: 0,
+        total: { demand: 0, average: 0, deviation: 0 },
         leaseTimer: null,
       });
       limits[pl.name] = 0; // no seat before the first settle
@@ -302,11 +323,40 @@ export class BudgetHolder implements Coordinator {
     });
   }
 
-  /** Settles every level: the peak demand of the period, then one settle each, in parallel. */
+  #scheduleBorrowing(): void {
+    if (this.#closed) return;
+    this.#borrowingTimer = this.#clock.setTimer(BORROWING_ADJUSTMENT_PERIOD_MS, () => {
+      this.#adjustLimits();
+      this.#scheduleBorrowing();
+    });
+  }
+
+  /** The borrowing allocation over every level's demand summed over the live holders. */
+  #adjustLimits(): void {
+    const reports = [...this.#levels.values()].map((l) => ({
+      level: l.name,
+      demand: {
+        durationMs: BORROWING_ADJUSTMENT_PERIOD_MS,
+        average: l.total.average,
+        deviation: l.total.deviation,
+        min: 0,
+        max: l.total.demand,
+      },
+      idle: false,
+    }));
+    this.#borrowing.adjust(reports, this.#clock.now());
+    const limits = this.#borrowing.currentLimits();
+    for (const level of this.#levels.values()) level.limit = limits[level.name] ?? level.limit;
+  }
+
+  /** Settles every level: the demand of the period, then one settle each, in parallel. */
   #round(): Promise<void> {
     for (const report of this.#local.collectSeatDemand()) {
       const level = this.#levels.get(report.level);
-      if (level !== undefined) level.demand = Math.ceil(report.demand.max);
+      if (level === undefined) continue;
+      level.demand = Math.ceil(report.demand.max);
+      level.average = report.demand.average;
+      level.deviation = report.demand.deviation;
     }
     return Promise.all([...this.#levels.values()].map((l) => this.#settleLevel(l))).then(() => {});
   }
@@ -338,8 +388,11 @@ export class BudgetHolder implements Coordinator {
         now: this.#wallNow(),
         inUse,
         demand: Math.max(level.demand, inUse + queueSet.seatsWaiting),
+        average: level.average,
+        deviation: level.deviation,
         limit: level.limit,
       }, this.#terms);
+      level.total = settlement.total;
       if (settlement.capacity < level.budget.capacity) {
         this.#setCapacity(level, settlement.capacity);
       }

@@ -35,6 +35,13 @@ export interface LedgerEntry {
   claim: number;
   /** Seats it would use (in use and waiting, at their peak over its last period). */
   demand: number;
+  /**
+   * Its seat demand's average and standard deviation over its last period,
+   * for the borrowing between levels (summed over the holders).
+   */
+  average?: number;
+  /** See {@linkcode LedgerEntry.average}. */
+  deviation?: number;
   /** The level's limit as this holder knows it: the smallest of the live holders' is used. */
   limit: number;
   /** When its lease ends, in ms on its own clock. */
@@ -57,7 +64,11 @@ export interface HolderState {
   inUse: number;
   /** Seats it would use (see {@linkcode LedgerEntry.demand}). */
   demand: number;
-  /** The level's current limit, from its configuration. */
+  /** See {@linkcode LedgerEntry.average}. */
+  average?: number;
+  /** See {@linkcode LedgerEntry.average}. */
+  deviation?: number;
+  /** The level's current limit as this holder computes it. */
   limit: number;
 }
 
@@ -93,6 +104,8 @@ export interface Settlement {
   expiresAt: number;
   /** Holders whose claim had expired ({@linkcode isExpired}): left out of the ledger written. */
   expired: string[];
+  /** The live holders' demand summed (this holder's included), for the borrowing. */
+  total: { demand: number; average: number; deviation: number };
 }
 
 /**
@@ -130,6 +143,19 @@ export function settle(ledger: Ledger | null, me: HolderState, terms: LeaseTerms
   // Its claim covers what it may use and what it uses now (seats draining to a lower share).
   const claim = Math.max(me.inUse, capacity);
   const expiresAt = me.now + terms.leaseMs;
-  holders[me.id] = { claim, demand: me.demand, limit: me.limit, expiresAt };
-  return { ledger: { holders }, claim, capacity, target, limit, expiresAt, expired };
+  holders[me.id] = {
+    claim,
+    demand: me.demand,
+    ...(me.average !== undefined && { average: me.average }),
+    ...(me.deviation !== undefined && { deviation: me.deviation }),
+    limit: me.limit,
+    expiresAt,
+  };
+  const total = { demand: 0, average: 0, deviation: 0 };
+  for (const e of Object.values(holders)) {
+    total.demand += e.demand;
+    total.average += e.average ?? e.demand;
+    total.deviation += e.deviation ?? 0;
+  }
+  return { ledger: { holders }, claim, capacity, target, limit, expiresAt, expired, total };
 }

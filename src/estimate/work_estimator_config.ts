@@ -48,7 +48,7 @@ export interface DefaultWorkEstimatorConfigOptions {
  *
  * @example
  * ```ts
- * import { defaultWorkEstimatorConfig } from "@apf/edge";
+ * import { defaultWorkEstimatorConfig } from "./mod.ts";
  *
  * defaultWorkEstimatorConfig().maximumListSeatsLimit; // 100
  * defaultWorkEstimatorConfig({ sizeBasedListCostEstimate: false }).maximumListSeatsLimit; // 10

@@ -16,6 +16,11 @@ import { normalizeUser } from "../classify/identity.ts";
 import { RequestInfoResolver } from "../classify/request_info.ts";
 import type { EffectiveConfiguration } from "../config/mod.ts";
 import { type BorrowingAdjustment, EmbeddedCoordinator } from "../coordinator/embedded.ts";
+import type { Admission, Coordinator } from "../coordinator/types.ts";
+import { BudgetHolder } from "../budgets/holder.ts";
+import { MemoryBudgetStore } from "../budgets/memory_store.ts";
+import type { CoordinatorSnapshot } from "../observe/types.ts";
+import { DelayedBudgetStore } from "./_delayed_store.ts";
 import { seatRequestFor } from "../coordinator/seat_request.ts";
 import { FakeEventClock } from "../fairqueuing/clock.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
@@ -27,6 +32,8 @@ import type {
   ConfigScenario,
   ConfigScenarioClient,
   ConfigSimulationResult,
+  HoldersScenario,
+  ModeResult,
   WaitSummary,
 } from "./config_types.ts";
 import type { RejectionCounts } from "./types.ts";
@@ -70,14 +77,91 @@ export async function runConfigScenario(
   effective: EffectiveConfiguration,
   options: ConfigRunOptions = {},
 ): Promise<ConfigSimulationResult> {
-  const clock = new FakeEventClock(0);
-  const adjustments: Omit<BorrowingAdjustment, "fairFraction">[] = [];
+  const exact = await runMode(scenario, effective, options, null);
+  if (scenario.holders === null) return exact.result;
+  const budgets = await runMode(scenario, effective, options, scenario.holders);
+  return {
+    ...exact.result,
+    budgets: { holders: scenario.holders, exact: exact.mode, budgets: budgets.mode },
+  };
+}
+
+/** The deciders of a run: one per holder (one in all for the exact coordinator). */
+interface Deciders {
+  forHolder(holder: number): Coordinator;
+  snapshots(): CoordinatorSnapshot[];
+  /** The level's current limit (after borrowing) as the deciders hold it now. */
+  currentLimits(snapshots: CoordinatorSnapshot[]): Map<string, number>;
+  close(): void;
+}
+
+function exactDeciders(
+  scenario: ConfigScenario,
+  effective: EffectiveConfiguration,
+  clock: FakeEventClock,
+  adjustments: Omit<BorrowingAdjustment, "fairFraction">[],
+): Deciders {
   const coordinator = new EmbeddedCoordinator(effective, {
     clock,
     onAdjust: ({ atMs, levels }) => {
       if (atMs <= scenario.durationMs) adjustments.push({ atMs, levels });
     },
   });
+  return {
+    forHolder: () => coordinator,
+    snapshots: () => [coordinator.snapshot()],
+    currentLimits: ([snapshot]) => new Map(snapshot!.levels.map((l) => [l.name, l.currentLimit])),
+    close: () => coordinator.close(),
+  };
+}
+
+function budgetDeciders(
+  holders: HoldersScenario,
+  effective: EffectiveConfiguration,
+  clock: FakeEventClock,
+): Deciders {
+  const store = new DelayedBudgetStore(new MemoryBudgetStore(), clock, holders.storeLatencyMs);
+  const all = Array.from({ length: holders.count }, (_, i) =>
+    new BudgetHolder(effective, {
+      store,
+      clock,
+      id: `holder-${i}`,
+      periodMs: holders.periodMs,
+      leaseMs: holders.leaseMs,
+      drainMs: holders.drainMs,
+      skewMs: holders.skewMs,
+      storeTimeoutMs: Math.max(holders.periodMs, 4 * holders.storeLatencyMs),
+    }));
+  return {
+    forHolder: (i) => all[i]!,
+    snapshots: () => all.map((h) => h.snapshot()),
+    // A ledger holds its claims to the smallest limit its live holders computed: the largest
+    // any holder knows bounds it.
+    currentLimits: () => {
+      const limits = new Map<string, number>();
+      for (const h of all) {
+        for (const b of h.budgets()) {
+          limits.set(b.level, Math.max(limits.get(b.level) ?? 0, b.limit));
+        }
+      }
+      return limits;
+    },
+    close: () => all.forEach((h) => h.close()),
+  };
+}
+
+/** Runs the scenario's load on the exact coordinator (`holders` null) or on budget holders. */
+async function runMode(
+  scenario: ConfigScenario,
+  effective: EffectiveConfiguration,
+  options: ConfigRunOptions,
+  holders: HoldersScenario | null,
+): Promise<{ result: ConfigSimulationResult; mode: ModeResult }> {
+  const clock = new FakeEventClock(0);
+  const adjustments: Omit<BorrowingAdjustment, "fairFraction">[] = [];
+  const deciders = holders === null
+    ? exactDeciders(scenario, effective, clock, adjustments)
+    : budgetDeciders(holders, effective, clock);
   const classifier = new Classifier(effective);
   const estimator = options.estimator ?? kubernetesEstimator();
   const describe = new RequestInfoResolver();
@@ -97,6 +181,7 @@ export async function runConfigScenario(
       requestInfo: info,
     });
     const state: ClientState = { dispatched: 0, rejected: emptyRejections(), waits: [] };
+    const coordinator = deciders.forHolder(client.holder);
     for (let t = 0; t < client.threads; t++) {
       startThread(client, `clients[${i}]`, () => coordinator.acquire(request), state);
     }
@@ -106,7 +191,7 @@ export async function runConfigScenario(
   function startThread(
     client: ConfigScenarioClient,
     path: string,
-    acquire: () => ReturnType<EmbeddedCoordinator["acquire"]>,
+    acquire: () => Promise<Admission>,
     state: ClientState,
   ): void {
     let issued = 0;
@@ -147,36 +232,91 @@ export async function runConfigScenario(
     clock.setTimer(client.startMs, next);
   }
 
+  // Seats in use only change at a timer or in the promises it sets off: sampled after each
+  // instant settles, they are exact, and constant until the next instant.
+  const limited = effective.priorityLevels.filter((pl) => pl.type === "Limited");
+  const use = new Map(
+    limited.map((pl) => [pl.name, { peak: 0, seatMs: 0, now: 0, maxLimit: 0 }]),
+  );
+  let sampledAt = 0;
+  const sample = (): void => {
+    const now = Math.min(clock.now(), scenario.durationMs);
+    for (const u of use.values()) u.seatMs += u.now * (now - sampledAt);
+    sampledAt = now;
+    for (const u of use.values()) u.now = 0;
+    const snapshots = deciders.snapshots();
+    for (const snapshot of snapshots) {
+      for (const level of snapshot.levels) {
+        const u = use.get(level.name);
+        if (u !== undefined) u.now += level.queueSet.seatsInUse;
+      }
+    }
+    const limits = deciders.currentLimits(snapshots);
+    for (const [name, u] of use) {
+      u.peak = Math.max(u.peak, u.now);
+      u.maxLimit = Math.max(u.maxLimit, limits.get(name) ?? 0);
+    }
+  };
+
+  let snapshots: CoordinatorSnapshot[];
   try {
     for (;;) {
       await settle(run);
       if (run.loop !== null) throw run.loop;
+      sample();
       const at = clock.nextTimerAt();
       if (at === undefined || (at > scenario.durationMs && run.outstanding === 0)) break;
       clock.advanceTo(at);
     }
+    snapshots = deciders.snapshots();
   } finally {
-    coordinator.close();
+    deciders.close();
   }
 
-  const snapshot = coordinator.snapshot();
-  const byName = new Map(snapshot.levels.map((l) => [l.name, l.queueSet]));
+  const levelStats = new Map<string, { dispatched: number; rejected: RejectionCounts }>();
+  for (const snapshot of snapshots) {
+    for (const level of snapshot.levels) {
+      const stats = levelStats.get(level.name) ??
+        { dispatched: 0, rejected: emptyRejections() };
+      stats.dispatched += level.queueSet.dispatched;
+      for (const [reason, n] of Object.entries(level.queueSet.rejected)) {
+        stats.rejected[reason as RejectReason] += n;
+      }
+      levelStats.set(level.name, stats);
+    }
+  }
+  const clientResults = clients.map(({ name, classification: c, state }): ConfigClientResult => ({
+    name,
+    flowSchema: c.flowSchema.name,
+    priorityLevel: c.priorityLevel.name,
+    dispatched: state.dispatched,
+    rejected: state.rejected,
+    waitMs: summarize(state.waits),
+  }));
   return {
-    name: scenario.name,
-    serverConcurrencyLimit: effective.serverConcurrencyLimit,
-    adjustments,
-    levels: effective.priorityLevels.map((pl) => {
-      const qs = byName.get(pl.name)!;
-      return { name: pl.name, dispatched: qs.dispatched, rejected: qs.rejected };
-    }),
-    clients: clients.map(({ name, classification: c, state }): ConfigClientResult => ({
-      name,
-      flowSchema: c.flowSchema.name,
-      priorityLevel: c.priorityLevel.name,
-      dispatched: state.dispatched,
-      rejected: state.rejected,
-      waitMs: summarize(state.waits),
-    })),
+    result: {
+      name: scenario.name,
+      serverConcurrencyLimit: effective.serverConcurrencyLimit,
+      adjustments,
+      levels: effective.priorityLevels.map((pl) => ({
+        name: pl.name,
+        ...(levelStats.get(pl.name) ?? { dispatched: 0, rejected: emptyRejections() }),
+      })),
+      clients: clientResults,
+    },
+    mode: {
+      levels: limited.map((pl) => {
+        const u = use.get(pl.name)!;
+        return {
+          name: pl.name,
+          nominalLimit: pl.nominal,
+          maxCurrentLimit: u.maxLimit,
+          peakSeatsInUse: u.peak,
+          meanSeatsInUse: Math.round((u.seatMs / scenario.durationMs) * 1000) / 1000,
+        };
+      }),
+      clients: clientResults,
+    },
   };
 }
 

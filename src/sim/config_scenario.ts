@@ -24,7 +24,7 @@ import {
   ScenarioError,
   text,
 } from "./_json_fields.ts";
-import type { ConfigScenario, ConfigScenarioClient } from "./config_types.ts";
+import type { ConfigScenario, ConfigScenarioClient, HoldersScenario } from "./config_types.ts";
 import { MAX_CLIENTS, MAX_THREADS } from "./scenario.ts";
 
 /** Most threads of a whole-configuration scenario, summed over its clients. */
@@ -54,11 +54,12 @@ export function configScenarioFromJson(value: unknown): ConfigScenario {
     "queueWaitLimitMs",
     "durationMs",
     "clients",
+    "holders",
   ]);
   if (!Object.hasOwn(top, "config")) {
     throw new ScenarioError("config", "is required in a whole-configuration scenario");
   }
-  return {
+  const scenario: ConfigScenario = {
     name: field(top, "", "name", "whole-configuration", text(false)),
     config: field(top, "", "config", null, (v, p) => v === null ? [] : strings(v, p, true)),
     mandatoryOnly: field(top, "", "mandatoryOnly", false, boolean),
@@ -90,6 +91,46 @@ export function configScenarioFromJson(value: unknown): ConfigScenario {
       return ms;
     }),
     clients: field(top, "", "clients", null, clients),
+    holders: field(top, "", "holders", null, nullable(holders)),
+  };
+  scenario.clients.forEach((c, i) => {
+    const count = scenario.holders?.count ?? 1;
+    if (c.holder >= count) {
+      throw new ScenarioError(
+        `clients[${i}].holder`,
+        scenario.holders === null
+          ? "needs holders"
+          : `must be below holders.count (${count}), got ${c.holder}`,
+      );
+    }
+  });
+  return scenario;
+}
+
+/** Most budget holders of a scenario. */
+export const MAX_HOLDERS = 64;
+
+function holders(value: unknown, path: string): HoldersScenario {
+  const v = object(value, path, [
+    "count",
+    "periodMs",
+    "leaseMs",
+    "drainMs",
+    "skewMs",
+    "storeLatencyMs",
+  ]);
+  const periodMs = field(v, path, "periodMs", 1_000, positive);
+  const leaseMs = field(v, path, "leaseMs", 5_000, positive);
+  if (leaseMs <= periodMs) {
+    throw new ScenarioError(`${path}.leaseMs`, `must be longer than periodMs (${periodMs})`);
+  }
+  return {
+    count: field(v, path, "count", null, integer(1, MAX_HOLDERS)),
+    periodMs,
+    leaseMs,
+    drainMs: field(v, path, "drainMs", leaseMs, finite(0)),
+    skewMs: field(v, path, "skewMs", 0, finite(0)),
+    storeLatencyMs: field(v, path, "storeLatencyMs", 0, finite(0)),
   };
 }
 
@@ -120,6 +161,7 @@ function client(value: unknown, path: string): ConfigScenarioClient {
     "startMs",
     "stopMs",
     "work",
+    "holder",
   ]);
   const startMs = field(v, path, "startMs", 0, finite(0));
   return {
@@ -152,6 +194,7 @@ function client(value: unknown, path: string): ConfigScenarioClient {
       }),
     ),
     work: field(v, path, "work", null, nullable(work)),
+    holder: field(v, path, "holder", 0, integer(0, MAX_HOLDERS - 1)),
   };
 }
 

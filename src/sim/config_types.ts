@@ -38,6 +38,28 @@ export interface ConfigScenarioClient {
   stopMs: number | null;
   /** Overrides the estimator's work; `null`: use the estimator. */
   work: Required<WorkEstimate> | null;
+  /** With budget holders: the holder its requests go to (0 to count − 1). */
+  holder: number;
+}
+
+/**
+ * Budget holders to compare with the exact coordinator on the same load:
+ * `count` holders share every level's seats through a ledger in memory,
+ * each deciding its clients' requests on its own budget.
+ */
+export interface HoldersScenario {
+  /** How many holders. */
+  count: number;
+  /** How often each settles its ledgers, in ms. */
+  periodMs: number;
+  /** The lease of a claim, in ms. */
+  leaseMs: number;
+  /** How long a claim counts after its lease, in ms. */
+  drainMs: number;
+  /** The clock-skew bound, in ms (the simulated clocks agree). */
+  skewMs: number;
+  /** How long each store operation takes, in ms. */
+  storeLatencyMs: number;
 }
 
 /** A whole-configuration scenario, every default filled in. */
@@ -56,6 +78,8 @@ export interface ConfigScenario {
   durationMs: number;
   /** The clients. */
   clients: ConfigScenarioClient[];
+  /** Budget holders to compare with the exact coordinator, or `null`. */
+  holders: HoldersScenario | null;
 }
 
 /** Wait-time percentiles of a client's executed calls, in ms. */
@@ -94,6 +118,40 @@ export interface ConfigClientResult {
   waitMs: WaitSummary;
 }
 
+/** How much of a level's seats were in use over a run. */
+export interface LevelUse {
+  /** The level's name. */
+  name: string;
+  /** Its nominal limit (NominalCL). */
+  nominalLimit: number;
+  /** The highest its current limit (after borrowing) went during the run. */
+  maxCurrentLimit: number;
+  /** The most seats in use at once, over every holder. */
+  peakSeatsInUse: number;
+  /** Seats in use on average over the run. */
+  meanSeatsInUse: number;
+}
+
+/** One way of deciding (exact or budgets) on a scenario's load. */
+export interface ModeResult {
+  /** Every limited level, in configuration order. */
+  levels: LevelUse[];
+  /** Every client, in scenario order. */
+  clients: ConfigClientResult[];
+  /** With `holders`: the exact coordinator and the budget holders on the same load. */
+  budgets?: BudgetComparison;
+}
+
+/** The same load decided by the exact coordinator and by budget holders. */
+export interface BudgetComparison {
+  /** The holders' settings. */
+  holders: HoldersScenario;
+  /** One embedded coordinator deciding every request (borrowing included). */
+  exact: ModeResult;
+  /** The holders, each deciding its clients' requests on its budgets of nominal limits. */
+  budgets: ModeResult;
+}
+
 /** What `apf simulate` prints for a whole-configuration scenario. */
 export interface ConfigSimulationResult {
   /** The scenario's name. */
@@ -106,4 +164,6 @@ export interface ConfigSimulationResult {
   levels: LevelResult[];
   /** Every client, in scenario order. */
   clients: ConfigClientResult[];
+  /** With `holders`: the exact coordinator and the budget holders on the same load. */
+  budgets?: BudgetComparison;
 }

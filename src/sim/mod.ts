@@ -36,11 +36,15 @@ export {
 export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
 export { callbackBudget, runScenario, simulate, type SimulationRun } from "./run.ts";
 export type {
+  BudgetComparison,
   ConfigClientResult,
   ConfigScenario,
   ConfigScenarioClient,
   ConfigSimulationResult,
+  HoldersScenario,
   LevelResult,
+  LevelUse,
+  ModeResult,
   WaitSummary,
 } from "./config_types.ts";
 export {

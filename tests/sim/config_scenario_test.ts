@@ -41,7 +41,9 @@ Deno.test("whole-configuration scenarios fill in defaults", () => {
       startMs: 0,
       stopMs: null,
       work: null,
+      holder: 0,
     }],
+    holders: null,
   });
   assert.deepEqual(
     configScenarioFromJson({ config: null, clients: [{ name: "a", path: "/" }] }).config,
@@ -84,7 +86,27 @@ Deno.test("whole-configuration scenarios name the first bad field", () => {
   );
   rejects(
     { config: [], bogus: 1, clients: [] },
-    "bogus: unknown field (expected one of name, config, mandatoryOnly, serverConcurrencyLimit, queueWaitLimitMs, durationMs, clients)",
+    "bogus: unknown field (expected one of name, config, mandatoryOnly, serverConcurrencyLimit, queueWaitLimitMs, durationMs, clients, holders)",
+  );
+  rejects(
+    { config: [], clients: [{ name: "a", path: "/", holder: 1 }] },
+    "clients[0].holder: needs holders",
+  );
+  rejects(
+    { config: [], holders: { count: 2 }, clients: [{ name: "a", path: "/", holder: 2 }] },
+    "clients[0].holder: must be below holders.count (2), got 2",
+  );
+  rejects(
+    { config: [], holders: {}, clients: [{ name: "a", path: "/" }] },
+    "holders.count: must be an integer >= 1, got null",
+  );
+  rejects(
+    {
+      config: [],
+      holders: { count: 2, periodMs: 1_000, leaseMs: 1_000 },
+      clients: [{ name: "a", path: "/" }],
+    },
+    "holders.leaseMs: must be longer than periodMs (1000)",
   );
 });
 
