@@ -40,11 +40,9 @@ import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import { checkNumber } from "../_shared/errors.ts";
+import type { UnreachablePolicy } from "../remote/fallback.ts";
 import { type LeaseTerms, settle } from "./ledger.ts";
 import { type BudgetStore, StoreRefusedError } from "./store.ts";
-
-/** What a holder does once its lease has ended without the store. */
-export type BudgetPolicy = "local" | "open" | "closed";
 
 /** Options of {@linkcode BudgetHolder}. */
 export interface BudgetHolderOptions {
@@ -66,7 +64,7 @@ export interface BudgetHolderOptions {
   /** How long a store operation may take before it counts as failed, in ms (default: `periodMs`). */
   storeTimeoutMs?: number;
   /** After the lease ends without the store (default `local`). */
-  policy?: BudgetPolicy;
+  policy?: UnreachablePolicy;
   /** The `local` policy's fraction of each level's limit (default 0.1, at least one seat). */
   fallbackFraction?: number;
   /** The clock (default: the system clock). */
@@ -90,17 +88,7 @@ export interface LevelBudget {
   /** When its lease ends (wall clock, ms), or `null` before the first settle. */
   leaseEndsAt: number | null;
   /** `budget` on a lease; otherwise the policy in force (`none` before the first settle). */
-  mode: "budget" | BudgetPolicy | "none";
-}
-
-/** Counters of a holder's store operations. */
-export interface BudgetHolderStats {
-  /** Settles written. */
-  settles: number;
-  /** Writes refused because another holder wrote first (retried). */
-  conflicts: number;
-  /** Store operations that failed or timed out. */
-  failures: number;
+  mode: "budget" | UnreachablePolicy | "none";
 }
 
 interface LevelState {
@@ -143,7 +131,7 @@ export class BudgetHolder implements Coordinator {
   #terms: LeaseTerms;
   #periodMs: number;
   #storeTimeoutMs: number;
-  #policy: BudgetPolicy;
+  #policy: UnreachablePolicy;
   #fraction: number;
   #levels = new Map<string, LevelState>();
   #timer: Timer | null = null;
@@ -154,7 +142,7 @@ export class BudgetHolder implements Coordinator {
   #failing = false;
   #onStoreError: (error: unknown) => void;
   #first: Promise<void>;
-  #stats: BudgetHolderStats = { settles: 0, conflicts: 0, failures: 0 };
+  #stats = { settles: 0, conflicts: 0, failures: 0 };
 
   /**
    * Starts holding budgets for every limited level of `configuration`:
@@ -232,8 +220,12 @@ export class BudgetHolder implements Coordinator {
     return [...this.#levels.values()].map((l) => ({ ...l.budget }));
   }
 
-  /** Counters of the store operations. */
-  get stats(): Readonly<BudgetHolderStats> {
+  /**
+   * Counters of the store operations: settles written, writes refused
+   * because another holder wrote first (retried), and operations that
+   * failed or timed out.
+   */
+  get stats(): { readonly settles: number; readonly conflicts: number; readonly failures: number } {
     return { ...this.#stats };
   }
 

@@ -20,10 +20,4 @@ export {
 } from "./ledger.ts";
 export { type BudgetStore, type StoredLedger, StoreRefusedError } from "./store.ts";
 export { MemoryBudgetStore } from "./memory_store.ts";
-export {
-  BudgetHolder,
-  type BudgetHolderOptions,
-  type BudgetHolderStats,
-  type BudgetPolicy,
-  type LevelBudget,
-} from "./holder.ts";
+export { BudgetHolder, type BudgetHolderOptions, type LevelBudget } from "./holder.ts";
