@@ -69,7 +69,10 @@ export interface BudgetHolderOptions {
   fallbackFraction?: number;
   /** The clock (default: the system clock). */
   clock?: Clock;
-  /** Told of every failed store operation (default: logged once per outage). */
+  /**
+   * Told of every failed store operation and of a refused credential
+   * (default: logged, once per outage).
+   */
   onStoreError?: (error: unknown) => void;
 }
 
@@ -191,8 +194,11 @@ export class BudgetHolder implements Coordinator {
     this.#store = options.store;
     this.#clock = options.clock ?? systemClock;
     this.#onStoreError = options.onStoreError ?? ((error) => {
-      if (this.#failing) return;
-      console.error(`apf: budget holder ${this.id} cannot reach its store:`, error);
+      if (error instanceof StoreRefusedError) {
+        console.error(`apf: budget holder ${this.id}: ${error.message}`);
+      } else if (!this.#failing) {
+        console.error(`apf: budget holder ${this.id} cannot reach its store:`, error);
+      }
     });
     this.#local = new EmbeddedCoordinator(configuration, {
       clock: this.#clock,
@@ -448,7 +454,11 @@ export class BudgetHolder implements Coordinator {
   #refuse(error: StoreRefusedError): void {
     if (this.#refusal !== null) return;
     this.#refusal = error;
-    console.error(`apf: budget holder ${this.id}: ${error.message}`);
+    try {
+      this.#onStoreError(error);
+    } catch {
+      // A reporter that throws changes nothing.
+    }
     this.close();
   }
 

@@ -25,6 +25,9 @@ import type { WireConfiguration } from "../protocol/wire.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { adminRouter } from "../observe/admin_router.ts";
 import { bearerTokenCheck } from "../observe/bearer_token.ts";
+import { budgetStoreHandler } from "../budgets/http_store_handler.ts";
+import { MemoryBudgetStore } from "../budgets/memory_store.ts";
+import { RecoveringStore } from "../budgets/recovering_store.ts";
 import type { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
@@ -81,6 +84,12 @@ export interface CoordinatorServerOptions extends ConnectionLimits {
    * 10,000).
    */
   helloTimeoutMs?: number;
+  /**
+   * How long after start the budget ledgers (`/budgets/`) hold a placeholder
+   * claim on every seat, so that holders first report the seats they still
+   * use after a restart of this server, in ms (default 3,000).
+   */
+  budgetGraceMs?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
   /**
@@ -228,12 +237,31 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   });
 
   const sockets = new Set<WebSocket>();
-  const handler = (req: Request): Response => {
+  // Seat budgets: holders read and write their ledgers here over HTTP (`src/budgets/http_store.ts`).
+  const budgetGraceMs = options.budgetGraceMs ?? 3_000;
+  checkNumber(
+    budgetGraceMs,
+    (ms) => ms >= 0 && ms < Infinity,
+    () =>
+      `Cannot serve the coordinator: budgetGraceMs must be a number >= 0, got ${
+        String(budgetGraceMs)
+      }`,
+  );
+  const budgets = budgetStoreHandler(
+    new RecoveringStore(new MemoryBudgetStore(), clock, budgetGraceMs),
+    { authorize },
+  );
+  const handler = (req: Request): Response | Promise<Response> => {
+    const budget = budgets(req);
+    if (budget !== null) return budget;
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return new Response("This is an APF coordinator: connect with a WebSocket.\n", {
-        status: 426,
-        headers: { Upgrade: "websocket" },
-      });
+      return new Response(
+        "This is an APF coordinator: connect with a WebSocket, or use /budgets/.\n",
+        {
+          status: 426,
+          headers: { Upgrade: "websocket" },
+        },
+      );
     }
     // An upgraded connection leaves the HTTP server's count: the cap on sockets is here.
     if (sockets.size >= limits.maxConnections) {

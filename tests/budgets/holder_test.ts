@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { BudgetHolder, type BudgetHolderOptions } from "../../src/budgets/holder.ts";
 import type { Ledger } from "../../src/budgets/ledger.ts";
 import { MemoryBudgetStore } from "../../src/budgets/memory_store.ts";
+import { RecoveringStore, RECOVERY_HOLDER } from "../../src/budgets/recovering_store.ts";
 import { type BudgetStore, type StoredLedger, StoreRefusedError } from "../../src/budgets/store.ts";
 import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
@@ -328,4 +329,52 @@ Deno.test("holder: options are checked", () => {
   assert.throws(() => new BudgetHolder(CONFIG, { store, leaseMs: 500 }), /longer than periodMs/);
   assert.throws(() => new BudgetHolder(CONFIG, { store, policy: "maybe" as never }), TypeError);
   assert.throws(() => new BudgetHolder(CONFIG, { store, fallbackFraction: 2 }), RangeError);
+});
+
+Deno.test("holders after their store restarted empty: they first claim what they still use", async () => {
+  const { RecoveringStore, RECOVERY_HOLDER } = await import(
+    "../../src/budgets/recovering_store.ts"
+  );
+  const s = setup(2);
+  const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
+  const held: Admission[] = [];
+  for (let i = 0; i < LIMIT; i++) void a.acquire(request()).then((x) => held.push(x));
+  await run(s, 2_000);
+  assert.equal(held.length, LIMIT, "a holds every seat");
+  for (const h of s.holders) h.close();
+  // The store restarts empty, with a grace of 2 s; new holders take over the same ledger.
+  const store = new RecoveringStore(new MemoryBudgetStore(), s.clock, 2_000);
+  const a2 = new BudgetHolder(CONFIG, {
+    store,
+    clock: s.clock,
+    id: "a",
+    periodMs: 1_000,
+    leaseMs: 3_000,
+    drainMs: 1_000,
+    skewMs: 100,
+  });
+  const b2 = new BudgetHolder(CONFIG, {
+    store,
+    clock: s.clock,
+    id: "b",
+    periodMs: 1_000,
+    leaseMs: 3_000,
+    drainMs: 1_000,
+    skewMs: 100,
+  });
+  const waiting = track(b2.acquire(request()));
+  await run(s, 1_500);
+  assert.equal(waiting.outcome, "pending", "b gets nothing during the grace");
+  const ledger = (await store.read("work"))!.ledger;
+  assert.ok(ledger.holders[RECOVERY_HOLDER] !== undefined, "the placeholder claims every seat");
+  // After the grace (2 s) plus drain (1 s) and skew, the placeholder goes: b gets its seat at
+  // its first settle after 3.1 s.
+  await run(s, 2_600);
+  const outcome = waiting.outcome as Admission | "pending";
+  assert.ok(outcome !== "pending" && outcome.admitted, "b served after the grace");
+  release(waiting);
+  for (const x of held) if (x.admitted) x.seat.release();
+  a2.close();
+  b2.close();
+  assert.equal(s.clock.pendingTimers, 0);
 });
