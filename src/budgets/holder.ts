@@ -12,7 +12,9 @@
  * - A lower share applies at once; a higher one once the store accepted it.
  * - A holder that cannot reach the store keeps its seats until its lease
  *   ends, then its unreachable policy applies: `local` (a fraction of the
- *   level's limit, default 0.1), `open` (no limit) or `closed` (no seat).
+ *   level's limit, default 0.1), `open` (no limit) or `closed` (no seat:
+ *   new requests are refused `unavailable` at once; those already waiting
+ *   wait for the budget to come back, up to their queue wait limit).
  *   The budgets come back with the store. A store that refuses the
  *   holder's credential is a configuration error: `ready()` rejects with
  *   it, and no policy answers.
@@ -247,6 +249,10 @@ export class BudgetHolder implements Coordinator {
    */
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     if (this.#refusal !== null) return Promise.reject(this.#refusal);
+    // `closed` once the lease ended: refused at once, as the remote client does.
+    if (this.#levels.get(request?.priorityLevel)?.budget.mode === "closed") {
+      return Promise.resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+    }
     const decided = this.#local.begin(request, options);
     if (decided instanceof Promise) {
       // It waits on a level that has fewer seats here than its share (none yet, or not yet

@@ -8,6 +8,14 @@
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { connectCoordinator } from "../remote/client.ts";
+import {
+  BUDGET_FLAGS,
+  BUDGET_FLAGS_HELP,
+  BUDGET_FLAGS_USAGE,
+  budgetFlagsOf,
+  budgetStoreAt,
+  gatewayHolder,
+} from "./_budget_flags.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
 import {
@@ -29,7 +37,7 @@ import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F]`;
+  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -60,6 +68,7 @@ ${CONNECTION_FLAGS_HELP}
                              or closed (429, reason unavailable); no request waits past its
                              queue wait limit plus 1 s either way
   --fallback-fraction F      the local limiter's fraction of the server limit (default 0.1)
+${BUDGET_FLAGS_HELP}
 
 SIGINT or SIGTERM stops accepting connections, lets in-flight requests finish
 and exits 0.
@@ -101,6 +110,7 @@ export async function serveCommand(
       "coordinator-token-file",
       "coordinator-policy",
       "fallback-fraction",
+      ...BUDGET_FLAGS,
       ...CONNECTION_FLAGS,
     ],
   });
@@ -158,6 +168,8 @@ export async function serveCommand(
       `--fallback-fraction must be a number in (0, 1], got ${JSON.stringify(fractionText)}`,
     );
   }
+  const budget = budgetFlagsOf(last, coordinatorText);
+  if (typeof budget === "string") return fail(budget);
   if (coordinatorText === undefined) {
     for (const name of ["coordinator-policy", "fallback-fraction", "coordinator-token-file"]) {
       if (last(name) !== undefined) return fail(`--${name} needs --coordinator`);
@@ -176,20 +188,54 @@ export async function serveCommand(
   }
   const loaded = await loadEffective(parsed, io, SERVE_USAGE);
   if (!loaded.ok) return loaded.code;
+  const say = tolerantStdout(io);
+  // Budget mode: this gateway decides on its share of each level, settled with the store.
+  let lastStoreError = -Infinity;
+  const holder = coordinatorText === undefined || budget.mode !== "budget" ? null : gatewayHolder(
+    loaded.effective,
+    budgetStoreAt(coordinatorText, coordinatorToken),
+    budget,
+    policy,
+    fraction,
+    (e) => {
+      // An outage fails every settle of every level: one line per 10 s is enough.
+      if (Date.now() - lastStoreError < 10_000) return;
+      lastStoreError = Date.now();
+      io.stderr(`apf serve: budget store ${coordinatorText}: ${messageOf(e)}\n`);
+    },
+  );
+  if (holder !== null) {
+    try {
+      await holder.ready();
+    } catch (e) {
+      holder.close();
+      io.stderr(
+        `apf serve: ${messageOf(e)}; check --coordinator-token-file ${
+          tokenFile === undefined ? "(none given)" : tokenFile
+        }\n`,
+      );
+      return 1;
+    }
+    say(
+      `apf serve: deciding on seat budgets from ${coordinatorText} (lease ${budget.leaseMs} ms, ` +
+        `period ${budget.periodMs} ms); when its lease ends without the store: policy ${policy}\n`,
+    );
+  }
   // The coordinator's configuration is the one classified with once it is reached; the local
   // one only serves the `local` fallback until then.
-  const remote = coordinatorText === undefined ? null : connectCoordinator(coordinatorText, {
-    token: coordinatorToken,
-    client: "apf serve",
-    policy,
-    // Deno's WebSocket leaves Nagle's algorithm on: about 40 ms more per acquire (PROTOCOL.md).
-    webSocket: noDelayWebSocket(),
-    fallback: {
-      configuration: loaded.effective,
-      ...(fraction !== undefined && { fraction }),
-    },
-  });
-  const say = tolerantStdout(io);
+  const remote = coordinatorText === undefined || holder !== null
+    ? null
+    : connectCoordinator(coordinatorText, {
+      token: coordinatorToken,
+      client: "apf serve",
+      policy,
+      // Deno's WebSocket leaves Nagle's algorithm on: about 40 ms more per acquire (PROTOCOL.md).
+      webSocket: noDelayWebSocket(),
+      fallback: {
+        configuration: loaded.effective,
+        ...(fraction !== undefined && { fraction }),
+      },
+    });
   const unsubscribeConfiguration = remote?.onConfiguration((c) =>
     say(
       `apf serve: coordinator ${coordinatorText} sent its configuration ` +
@@ -225,6 +271,7 @@ export async function serveCommand(
       ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
       ...limits,
       ...(remote !== null && { coordinator: remote }),
+      ...(holder !== null && { coordinator: holder }),
       onUpstreamError: (e, req) => {
         // The path as forwarded, after the upstream's own (the query may carry secrets).
         const target = upstream.origin + upstream.pathname.replace(/\/+$/, "") +
@@ -235,6 +282,7 @@ export async function serveCommand(
   } catch (e) {
     unsubscribeConfiguration?.();
     await remote?.close();
+    holder?.close();
     io.stderr(`apf serve: ${withFlagNames(messageOf(e))}\n`);
     return 1;
   }
@@ -263,6 +311,7 @@ export async function serveCommand(
     unsubscribeConfiguration?.();
     await gateway.shutdown();
     await remote?.close();
+    holder?.close();
   }
 }
 

@@ -270,13 +270,15 @@ Deno.test("holder: the store down, it keeps its seats until its lease ends, then
 Deno.test("holder: with the store down from the start, the policy applies at once; no request hangs", async () => {
   const s = setup(1, { policy: "closed" });
   s.store.down = true;
-  const a = track(s.holders[0]!.acquire(request({ waitLimitMs: 2_000 })));
-  await run(s, 2_100);
-  assert.deepEqual(
-    a.outcome !== "pending" && !a.outcome.admitted && a.outcome.reason,
-    "time-out",
-    "answered by its wait limit",
-  );
+  // Made before the first settle failed: it waits, up to its wait limit.
+  const early = track(s.holders[0]!.acquire(request({ waitLimitMs: 2_000 })));
+  await run(s, 100);
+  // Made once the policy is in force: refused at once.
+  const late = await s.holders[0]!.acquire(request());
+  assert.deepEqual(late, { admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+  await run(s, 2_000);
+  const outcome = early.outcome as Admission | "pending";
+  assert.equal(outcome !== "pending" && !outcome.admitted && outcome.reason, "time-out");
   done(s);
 });
 

@@ -1,0 +1,125 @@
+/**
+ * Black box: three `apf serve` gateways deciding on seat budgets from one
+ * `apf coordinator`: an elephant floods one, mice use the others; the
+ * upstream never sees more requests in flight than the level's limit; a
+ * gateway killed with SIGKILL gives its share back after its lease; the
+ * store gone, the gateways follow their policy without a request hanging,
+ * and come back to budgets when it returns.
+ */
+
+import assert from "node:assert/strict";
+import { type ApfProcess, readUntil, spawnApf, stopApf } from "../_helpers/cli.ts";
+import { sleep } from "../_helpers/real_time.ts";
+import { flood } from "../_helpers/tenants.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
+
+const tenants = new URL("./fixtures/tenants.yaml", import.meta.url).pathname;
+/** `tenants` gets ceil(12 × 95 / 340) = 4 seats, and neither lends nor borrows. */
+const LIMIT = 4;
+
+function coordinatorAt(port: number): ApfProcess {
+  return spawnApf(["coordinator", "--listen", `127.0.0.1:${port}`]);
+}
+
+function gateway(upstream: string, coordinator: string, policy: string): ApfProcess {
+  return spawnApf([
+    "serve",
+    "--upstream",
+    upstream,
+    "--listen",
+    "127.0.0.1:0",
+    "--config",
+    tenants,
+    "--server-concurrency",
+    "12",
+    "--trust-identity-headers",
+    "--coordinator",
+    coordinator,
+    "--coordinator-mode",
+    "budget",
+    "--budget-period",
+    "100ms",
+    "--budget-lease",
+    "500ms",
+    "--coordinator-policy",
+    policy,
+  ]);
+}
+
+async function get(base: string, path: string, user: string) {
+  const started = Date.now();
+  const res = await fetch(`${base}${path}`, { headers: { "X-Remote-User": user } });
+  await res.body?.cancel();
+  return { status: res.status, ms: Date.now() - started };
+}
+
+Deno.test("black box: three apf serve gateways on seat budgets from one apf coordinator", async () => {
+  const upstream = testUpstream({ sleepMs: 30 });
+  let coordinator = coordinatorAt(0);
+  const gateways: ApfProcess[] = [];
+  try {
+    const [, port] = await readUntil(
+      coordinator.stdout,
+      /listening on ws:\/\/127\.0\.0\.1:(\d+)/,
+      coordinator.seen,
+    );
+    const at = `ws://127.0.0.1:${port}`;
+    // The coordinator starts with a grace of placeholder claims (3 s): budgets come after it.
+    for (const policy of ["local", "closed", "closed"]) {
+      gateways.push(gateway(upstream.url, at, policy));
+    }
+    const [a, b, c] = await Promise.all(gateways.map(async (g) => {
+      await readUntil(g.stdout, /deciding on seat budgets/, g.seen);
+      const [, p] = await readUntil(g.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, g.seen);
+      return `http://127.0.0.1:${p}`;
+    })) as [string, string, string];
+    await sleep(3_200);
+
+    // An elephant floods through a; mice come through b and c, one request at a time each.
+    const elephant = flood(`${a}/big`, "elephant");
+    await sleep(500);
+    const mice = await Promise.all([b, c].map(async (base, m) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await get(base, "/small", `mouse-${m}`)).status);
+      return statuses;
+    }));
+    assert.deepEqual(mice.flat().filter((s) => s !== 200), [], "every mouse request served");
+    assert.ok(elephant.served > 0, "the elephant is served too");
+    assert.ok(
+      upstream.maxActive <= LIMIT,
+      `the upstream saw ${upstream.maxActive}, limit ${LIMIT}`,
+    );
+
+    // Gateway a dies mid-flood: after its lease, drain and skew (0.5 + 0.5 + 1 s), b gets them.
+    gateways[0]!.child.kill("SIGKILL");
+    await elephant.stop().catch(() => {});
+    const second = flood(`${b}/big`, "elephant-2");
+    await sleep(3_000);
+    const before = upstream.handled;
+    await sleep(1_000);
+    await second.stop();
+    assert.ok(upstream.handled - before > 40, "b serves with the whole level");
+    assert.ok(
+      upstream.maxActive <= LIMIT,
+      `the upstream saw ${upstream.maxActive}, limit ${LIMIT}`,
+    );
+
+    // The store goes away: b and c (closed) answer 429 after their lease, without hanging.
+    assert.equal(await stopApf(coordinator), 0);
+    await sleep(1_500);
+    const closed = await get(b, "/again", "mouse-0");
+    assert.equal(closed.status, 429);
+    assert.ok(closed.ms < 3_000, `answered in ${closed.ms} ms`);
+
+    // It comes back on the same address: after its grace, budgets again.
+    coordinator = coordinatorAt(Number(port));
+    await readUntil(coordinator.stdout, /listening on ws:/, coordinator.seen);
+    await sleep(4_500);
+    assert.equal((await get(c, "/back", "mouse-1")).status, 200);
+    for (const g of gateways.slice(1)) assert.equal(await stopApf(g), 0);
+    assert.equal(await stopApf(coordinator), 0);
+  } finally {
+    for (const p of [coordinator, ...gateways]) await p[Symbol.asyncDispose]();
+    await upstream.close();
+  }
+});
