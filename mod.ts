@@ -167,6 +167,7 @@ export {
   type AdminSource,
   AdminUnavailable,
   bearerTokenCheck,
+  type BudgetSnapshot,
   type CoordinatorSnapshot,
   type DemandSnapshot,
   FlowcontrolMetrics,

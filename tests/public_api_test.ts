@@ -19,6 +19,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "AdmissionRejectReason",
       "Admitted",
       "BorrowingAdjustment",
+      "BudgetSnapshot",
       "Classification",
       "Classifier",
       "ClientState",

@@ -40,7 +40,9 @@ import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coo
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
 import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
-import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { BudgetSnapshot, CoordinatorSnapshot } from "../observe/types.ts";
+import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
+import { budgetMetrics } from "./_metrics.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import type { UnreachablePolicy } from "../remote/fallback.ts";
 import { type LeaseTerms, settle } from "./ledger.ts";
@@ -79,21 +81,9 @@ export interface BudgetHolderOptions {
 }
 
 /** One level's budget on this holder. */
-export interface LevelBudget {
+export interface LevelBudget extends BudgetSnapshot {
   /** The priority level. */
   level: string;
-  /** The level's limit the claims are held to. */
-  limit: number;
-  /** This holder's fair share. */
-  target: number;
-  /** Seats this holder claims in the ledger. */
-  claim: number;
-  /** Seats this holder may have in use now (its queue set's limit). */
-  capacity: number;
-  /** When its lease ends (wall clock, ms), or `null` before the first settle. */
-  leaseEndsAt: number | null;
-  /** `budget` on a lease; otherwise the policy in force (`none` before the first settle). */
-  mode: "budget" | UnreachablePolicy | "none";
 }
 
 interface LevelState {
@@ -130,6 +120,14 @@ function checkMs(what: string, value: unknown, min: number): number {
 export class BudgetHolder implements Coordinator {
   /** This holder's id. */
   readonly id: string;
+  /**
+   * Its metrics: Kubernetes' `apiserver_flowcontrol_*` for its local queue
+   * sets (a level's current limit is this holder's capacity), and
+   * `apf_budget_*`: each level's share (`apf_budget_seats` by `kind`:
+   * limit, target, claim, capacity), the lease left, whether the policy
+   * answers, and the store's operations by result.
+   */
+  readonly metrics: FlowcontrolMetrics;
   #store: BudgetStore;
   #clock: Clock;
   #local: EmbeddedCoordinator;
@@ -202,9 +200,16 @@ export class BudgetHolder implements Coordinator {
         console.error(`apf: budget holder ${this.id} cannot reach its store:`, error);
       }
     });
+    this.metrics = new FlowcontrolMetrics({ snapshot: () => this.#local.snapshot() });
     this.#local = new EmbeddedCoordinator(configuration, {
       clock: this.#clock,
       borrowing: "external",
+      metrics: this.metrics,
+    });
+    budgetMetrics(this.metrics.registry, {
+      budgets: () => this.budgets(),
+      stats: () => this.#stats,
+      now: () => this.#wallNow(),
     });
     this.#borrowing = new BorrowingController(configuration);
     this.#adopt(configuration);
@@ -237,9 +242,19 @@ export class BudgetHolder implements Coordinator {
     return { ...this.#stats };
   }
 
-  /** The local queue sets' state; each level's current limit is this holder's capacity. */
+  /**
+   * The local queue sets' state, each limited level with its `budget`; a
+   * level's current limit here is this holder's capacity.
+   */
   snapshot(options?: SnapshotOptions): CoordinatorSnapshot {
-    return this.#local.snapshot(options);
+    const snapshot = this.#local.snapshot(options);
+    for (const level of snapshot.levels) {
+      const held = this.#levels.get(level.name);
+      if (held === undefined) continue;
+      const { level: _, ...budget } = held.budget;
+      level.budget = budget;
+    }
+    return snapshot;
   }
 
   /**

@@ -54,7 +54,10 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
   readonly configuration: EffectiveConfiguration;
   /** The coordinator seats come from (the embedded one is created on first use). */
   readonly coordinator: Coordinator;
-  /** The metrics of the embedded coordinator, or `null` with a coordinator of your own. */
+  /**
+   * The metrics of the embedded coordinator, or of a coordinator of your own
+   * that has flow-control metrics (a budget holder), else `null`.
+   */
   readonly metrics: FlowcontrolMetrics | null;
   /** The coordinator's state, for the admin routes (`null` when it cannot tell). */
   snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
@@ -108,9 +111,10 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   const defaultWaitMs = queueWaitLimitMs(requestTimeoutMs);
   const { identify, longRunning, onRejected } = options;
   const hold = options.holdLongRunningSeats === true;
+  // A coordinator of your own may bring its metrics (a budget holder does).
   const metrics = options.coordinator === undefined
     ? new FlowcontrolMetrics({ snapshot: () => embeddedCoordinator().snapshot() })
-    : null;
+    : metricsOf(options.coordinator);
   let embedded: EmbeddedCoordinator | null = null;
   // Created on first use: a timer set at module scope is refused on some platforms.
   const coordinator: Coordinator = options.coordinator ?? {
@@ -237,6 +241,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       },
     },
   });
+}
+
+/** The coordinator's own `metrics`, when it has flow-control metrics. */
+function metricsOf(coordinator: Coordinator): FlowcontrolMetrics | null {
+  const own = (coordinator as { metrics?: unknown }).metrics;
+  return own instanceof FlowcontrolMetrics ? own : null;
 }
 
 /** A coordinator that hands out its configuration (a remote one). */

@@ -12,7 +12,7 @@ import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../_shared/seat_seconds.t
 import type { RequestSnapshot } from "../fairqueuing/types.ts";
 import { formatGoDuration, formatRfc3339Nano, GO_ZERO_TIME, wallTimeNs } from "./_go_format.ts";
 import { renderDumpRows } from "./_tabwriter.ts";
-import type { CoordinatorSnapshot } from "./types.ts";
+import type { BudgetSnapshot, CoordinatorSnapshot } from "./types.ts";
 
 /** One row of `dump_priority_levels`. */
 export interface PriorityLevelDumpRow {
@@ -36,6 +36,8 @@ export interface PriorityLevelDumpRow {
   timedoutRequests: number;
   /** `CancelledRequests`: requests cancelled while waiting, ever. */
   cancelledRequests: number;
+  /** On a budget holder: its share of the level, beside the level's limit. */
+  budget?: BudgetSnapshot;
 }
 
 /** One row of `dump_queues`. */
@@ -132,6 +134,7 @@ export function dumpPriorityLevelsJson(snapshot: CoordinatorSnapshot): PriorityL
         qs.rejected["time-out"],
       timedoutRequests: 0,
       cancelledRequests: qs.rejected.cancelled,
+      ...(pl.budget !== undefined && { budget: pl.budget }),
     };
   });
 }
@@ -219,10 +222,22 @@ const ss = (x: number): string => formatSeatSeconds(Math.round(x * SEAT_SECONDS_
  * ```
  */
 export function dumpPriorityLevels(snapshot: CoordinatorSnapshot): string {
+  const rows = dumpPriorityLevelsJson(snapshot);
+  // On a budget holder, four more columns: the level's limit over every holder, and this
+  // holder's share of it (Kubernetes' columns first, unchanged).
+  const budgets = rows.some((r) => r.budget !== undefined);
   return renderDumpRows([
     // deno-fmt-ignore
-    ["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests"],
-    ...dumpPriorityLevelsJson(snapshot).map((r) => Object.values(r)),
+    ["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests",
+      ...(budgets ? ["LevelLimit", "BudgetSeats", "BudgetClaim", "BudgetMode"] : [])],
+    ...rows.map(({ budget, ...r }) => [
+      ...Object.values(r),
+      ...(!budgets
+        ? []
+        : budget === undefined
+        ? ["", "", "", ""]
+        : [budget.limit, budget.capacity, budget.claim, budget.mode]),
+    ]),
   ]);
 }
 

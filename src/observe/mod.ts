@@ -57,6 +57,7 @@ export {
   type SessionsDump,
 } from "./session_dumps.ts";
 export type {
+  BudgetSnapshot,
   CoordinatorSnapshot,
   DemandSnapshot,
   PriorityLevelSnapshot,

@@ -42,6 +42,27 @@ export interface PriorityLevelSnapshot {
   demand: DemandSnapshot;
   /** The level's queue set (with requests when asked for). */
   queueSet: QueueSetSnapshot;
+  /**
+   * On a budget holder: its share of the level (its queue set's limit is
+   * `budget.capacity`; the level's limit over every holder is `budget.limit`).
+   */
+  budget?: BudgetSnapshot;
+}
+
+/** A budget holder's share of a level (`src/budgets/`). */
+export interface BudgetSnapshot {
+  /** The level's limit that the claims of every holder are held to. */
+  limit: number;
+  /** This holder's fair share. */
+  target: number;
+  /** Seats this holder claims in the ledger. */
+  claim: number;
+  /** Seats this holder may have in use now. */
+  capacity: number;
+  /** When its lease ends (wall clock, ms), or `null` before the first settle. */
+  leaseEndsAt: number | null;
+  /** `budget` on a lease; otherwise the unreachable policy in force (`none` before the first settle). */
+  mode: "budget" | "local" | "open" | "closed" | "none";
 }
 
 /** Everything a coordinator holds, at one instant. */

@@ -13,6 +13,7 @@ import { RecoveringStore, RECOVERY_HOLDER } from "../../src/budgets/recovering_s
 import { type BudgetStore, type StoredLedger, StoreRefusedError } from "../../src/budgets/store.ts";
 import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { dumpPriorityLevels } from "../../src/observe/dumps.ts";
 import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
 import { settle } from "../_helpers/settle.ts";
 
@@ -334,11 +335,8 @@ Deno.test("holder: options are checked", () => {
 });
 
 Deno.test("holders after their store restarted empty: they first claim what they still use", async () => {
-  const { RecoveringStore, RECOVERY_HOLDER } = await import(
-    "../../src/budgets/recovering_store.ts"
-  );
   const s = setup(2);
-  const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
+  const a = s.holders[0]!;
   const held: Admission[] = [];
   for (let i = 0; i < LIMIT; i++) void a.acquire(request()).then((x) => held.push(x));
   await run(s, 2_000);
@@ -379,4 +377,40 @@ Deno.test("holders after their store restarted empty: they first claim what they
   a2.close();
   b2.close();
   assert.equal(s.clock.pendingTimers, 0);
+});
+
+Deno.test("holder: its dumps show each level's share beside the level's limit; its metrics too", async () => {
+  const s = setup(1);
+  const h = s.holders[0]!;
+  const a = track(h.acquire(request()));
+  await run(s, 1_500);
+  const snapshot = h.snapshot();
+  const work = snapshot.levels.find((l) => l.name === "work")!;
+  assert.equal(work.budget?.mode, "budget");
+  assert.equal(work.budget?.limit, LIMIT);
+  assert.equal(work.currentLimit, work.budget?.capacity, "the queue set's limit is the share");
+  assert.equal(snapshot.levels.find((l) => l.name === "exempt")!.budget, undefined);
+  const text = dumpPriorityLevels(snapshot);
+  const [header, ...rows] = text.trim().split("\n").map((l) => l.split(/,\s*/));
+  assert.deepEqual(header!.slice(-4), ["LevelLimit", "BudgetSeats", "BudgetClaim", "BudgetMode"]);
+  const workRow = rows.find((r) => r[0] === "work")!;
+  assert.deepEqual(workRow.slice(-4), [
+    String(LIMIT),
+    String(work.budget!.capacity),
+    String(work.budget!.claim),
+    "budget",
+  ]);
+  const metrics = h.metrics.registry.expose();
+  assert.match(
+    metrics,
+    new RegExp(`^apf_budget_seats\\{kind="limit",priority_level="work"\\} ${LIMIT}$`, "m"),
+  );
+  assert.match(metrics, /^apf_budget_policy_in_force\{priority_level="work"\} 0$/m);
+  assert.match(metrics, /^apf_budget_store_operations_total\{result="settled"\} [1-9]/m);
+  assert.match(
+    metrics,
+    /^apiserver_flowcontrol_dispatched_requests_total\{flow_schema="fs",priority_level="work"\} 1$/m,
+  );
+  release(a);
+  done(s);
 });
