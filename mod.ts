@@ -175,3 +175,16 @@ export {
   type PriorityLevelSnapshot,
 } from "./src/observe/mod.ts";
 export type { WireConfiguration } from "./src/protocol/mod.ts";
+export {
+  BudgetHolder,
+  type BudgetHolderOptions,
+  type BudgetStore,
+  HttpBudgetStore,
+  type HttpBudgetStoreOptions,
+  type Ledger,
+  type LedgerEntry,
+  type LevelBudget,
+  MemoryBudgetStore,
+  type StoredLedger,
+  StoreRefusedError,
+} from "./src/budgets/mod.ts";

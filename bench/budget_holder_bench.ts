@@ -19,7 +19,7 @@
  */
 
 import { bootstrapConfiguration, effectiveConfiguration, EmbeddedCoordinator } from "../mod.ts";
-import type { SeatRequest } from "../mod.ts";
+import type { Coordinator, SeatRequest } from "../mod.ts";
 import { BudgetHolder } from "../src/budgets/holder.ts";
 import type { Ledger } from "../src/budgets/ledger.ts";
 import { MemoryBudgetStore } from "../src/budgets/memory_store.ts";
@@ -45,12 +45,12 @@ while (holder.budgets().find((b) => b.level === "global-default")!.capacity === 
   await new Promise((r) => setTimeout(r, 100));
 }
 
-async function pairs(c: { acquire(r: SeatRequest): Promise<{ admitted: boolean }> }) {
+async function pairs(c: Coordinator) {
   const start = performance.now();
   for (let i = 0; i < PAIRS; i++) {
     const a = await c.acquire(request);
     if (!a.admitted) throw new Error("Cannot bench: rejected");
-    (a as { seat: { release(): boolean } }).seat.release();
+    a.seat.release();
   }
   return PAIRS / ((performance.now() - start) / 1000);
 }

@@ -19,7 +19,10 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "AdmissionRejectReason",
       "Admitted",
       "BorrowingAdjustment",
+      "BudgetHolder",
+      "BudgetHolderOptions",
       "BudgetSnapshot",
+      "BudgetStore",
       "Classification",
       "Classifier",
       "ClientState",
@@ -61,6 +64,8 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "FlowcontrolMetricsOptions",
       "FrontProxyHeaderOptions",
       "GroupSubject",
+      "HttpBudgetStore",
+      "HttpBudgetStoreOptions",
       "IdentityError",
       "IdentityInput",
       "IdentityResolver",
@@ -68,7 +73,10 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "JwtClaimOptions",
       "KindDiff",
       "KubernetesEstimatorOptions",
+      "Ledger",
+      "LedgerEntry",
       "LevelAdjustment",
+      "LevelBudget",
       "LevelLimits",
       "LevelObservers",
       "LimitResponse",
@@ -76,6 +84,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "LimitedPriorityLevelConfiguration",
       "LimitedQueueSetConfig",
       "ManifestSource",
+      "MemoryBudgetStore",
       "NonResourcePolicyRule",
       "ObjectCountSource",
       "ObjectCountTracker",
@@ -122,6 +131,8 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ServiceAccountSubject",
       "SnapshotOptions",
       "StartRequestInit",
+      "StoreRefusedError",
+      "StoredLedger",
       "Subject",
       "SubjectKind",
       "Timer",
@@ -331,9 +342,12 @@ Deno.test("the core entry point exports no platform or framework code", async ()
   assert.ok(!("runCli" in runtime) && !("simulate" in runtime) && !("invalid" in runtime));
 });
 
-Deno.test("the public surface stays curated: at most 150 names at the root, 260 over all entries", () => {
+// The bounds of the surface curated down to 142 names at the root (255 over all entries); seat
+// budgets then added what a holder and a store need (BudgetHolder and its options and budget,
+// the store interface and its ledger, the memory and HTTP stores, the refusal).
+Deno.test("the public surface stays curated: at most 160 names at the root, 280 over all entries", () => {
   const root = PINNED["."]!.names.length;
   const all = Object.values(PINNED).reduce((sum, { names }) => sum + names.length, 0);
-  assert.ok(root <= 150, `the root entry exports ${root} names`);
-  assert.ok(all <= 260, `the entry points export ${all} names`);
+  assert.ok(root <= 160, `the root entry exports ${root} names`);
+  assert.ok(all <= 280, `the entry points export ${all} names`);
 });

@@ -21,3 +21,7 @@ export {
 export { type BudgetStore, type StoredLedger, StoreRefusedError } from "./store.ts";
 export { MemoryBudgetStore } from "./memory_store.ts";
 export { BudgetHolder, type BudgetHolderOptions, type LevelBudget } from "./holder.ts";
+export { HttpBudgetStore, type HttpBudgetStoreOptions } from "./http_store.ts";
+export { budgetStoreHandler, type BudgetStoreHandlerOptions } from "./http_store_handler.ts";
+export { RecoveringStore, RECOVERY_HOLDER } from "./recovering_store.ts";
+export { parseLedger } from "./ledger_schema.ts";
