@@ -65,7 +65,10 @@ export interface BudgetHolderOptions {
   drainMs?: number;
   /** How far the holders' wall clocks may disagree, in ms (default 1,000). */
   skewMs?: number;
-  /** How long a store operation may take before it counts as failed, in ms (default: `periodMs`). */
+  /**
+   * How long a store operation may take before it counts as failed, in ms
+   * (default: `periodMs`, at least 1,000).
+   */
   storeTimeoutMs?: number;
   /** After the lease ends without the store (default `local`). */
   policy?: UnreachablePolicy;
@@ -170,7 +173,11 @@ export class BudgetHolder implements Coordinator {
       skewMs: checkMs("skewMs", options.skewMs ?? 1_000, 0),
     };
     this.#periodMs = periodMs;
-    this.#storeTimeoutMs = checkMs("storeTimeoutMs", options.storeTimeoutMs ?? periodMs, 1);
+    this.#storeTimeoutMs = checkMs(
+      "storeTimeoutMs",
+      options.storeTimeoutMs ?? Math.max(periodMs, 1_000),
+      1,
+    );
     const policy = options.policy ?? "local";
     if (!["local", "open", "closed"].includes(policy)) {
       throw new TypeError(
@@ -373,9 +380,11 @@ export class BudgetHolder implements Coordinator {
     for (const report of this.#local.collectSeatDemand()) {
       const level = this.#levels.get(report.level);
       if (level === undefined) continue;
-      level.demand = Math.ceil(report.demand.max);
-      level.average = report.demand.average;
-      level.deviation = report.demand.deviation;
+      // A period of no length (the first round, at start) has no average: count it as none.
+      const finite = (x: number) => (Number.isFinite(x) ? x : 0);
+      level.demand = Math.ceil(finite(report.demand.max));
+      level.average = finite(report.demand.average);
+      level.deviation = finite(report.demand.deviation);
     }
     return Promise.all([...this.#levels.values()].map((l) => this.#settleLevel(l))).then(() => {});
   }

@@ -7,6 +7,7 @@
  */
 
 import type { Ledger } from "./ledger.ts";
+import { parseLedger } from "./ledger_schema.ts";
 import type { BudgetStore, StoredLedger } from "./store.ts";
 
 /** Budget ledgers in memory, versioned by a counter. */
@@ -21,7 +22,11 @@ export class MemoryBudgetStore implements BudgetStore {
 
   /** Writes `ledger` when the stored version is still `expected`. */
   write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
-    return Promise.resolve(this.writeNow(level, expected, ledger));
+    try {
+      return Promise.resolve(this.writeNow(level, expected, ledger));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** {@linkcode read}, at once. */
@@ -31,8 +36,13 @@ export class MemoryBudgetStore implements BudgetStore {
     return { ledger: JSON.parse(stored.ledger) as Ledger, version: String(stored.version) };
   }
 
-  /** {@linkcode write}, at once. */
+  /**
+   * {@linkcode write}, at once.
+   *
+   * @throws {TypeError} when `ledger` is not a budget ledger (a remote store would refuse it too).
+   */
   writeNow(level: string, expected: string | null, ledger: Ledger): boolean {
+    parseLedger(ledger, `Cannot write the ledger of level ${JSON.stringify(level)}`);
     const stored = this.#ledgers.get(level);
     const current = stored === undefined ? null : String(stored.version);
     if (current !== expected) return false;

@@ -8,6 +8,7 @@
 import type { DurableObjectNamespace } from "./_workers_types.d.ts";
 import type { ControllerObject } from "./controller_object.ts";
 import type { PriorityLevelObject } from "./level_object.ts";
+import type { BudgetHolderObject } from "./holder_object.ts";
 
 /**
  * The Worker bindings the adapter reads from `env`, as `wrangler.jsonc`
@@ -20,6 +21,11 @@ export interface ApfBindings {
   APF_LEVELS: DurableObjectNamespace<PriorityLevelObject>;
   /** The {@linkcode ControllerObject} (one, named `controller`). */
   APF_CONTROLLER: DurableObjectNamespace<ControllerObject>;
+  /**
+   * With seat budgets: the {@linkcode BudgetHolderObject}s, one per region,
+   * named by the region (`cloudflareBudgetCoordinator`).
+   */
+  APF_HOLDERS?: DurableObjectNamespace<BudgetHolderObject>;
   /**
    * FlowSchema and PriorityLevelConfiguration manifests, merged with the
    * built-in configuration: YAML or JSON text (a secret, or a text var), or

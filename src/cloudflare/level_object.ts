@@ -18,6 +18,8 @@ import type { Rejected, ReleaseOptions, SeatRequest } from "../coordinator/types
 import { MAX_BATCH } from "../protocol/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
+import type { StoredLedger } from "../budgets/store.ts";
+import { parseLedger } from "../budgets/ledger_schema.ts";
 import type { ClientConnection } from "../server/seat_server.ts";
 import type { SessionAdmission } from "../server/sessions.ts";
 import {
@@ -35,6 +37,9 @@ import type {
 import { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 
 declare const WebSocketPair: WebSocketPairConstructor;
+
+/** Where a level object keeps its budget ledger. */
+const LEDGER_KEY = "budget-ledger";
 
 /** A level object's answer to `acquire`: the seat is an RPC target. */
 export type LevelAdmission =
@@ -209,6 +214,40 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
       if (typeof s === "number") this.#host.release(s);
       else if (Array.isArray(s)) this.#host.release(s[0], s[1]);
     }
+  }
+
+  /**
+   * Seat budgets (`src/budgets/`): this level's ledger and its version, or
+   * `null` before the first write. Kept in the object's storage, so that it
+   * outlives a restart of the object.
+   */
+  async readLedger(): Promise<StoredLedger | null> {
+    const stored = await this.ctx.storage.get<{ ledger: unknown; version: number }>(LEDGER_KEY);
+    if (stored === undefined) return null;
+    return {
+      ledger: parseLedger(stored.ledger, "The level object's ledger"),
+      version: String(stored.version),
+    };
+  }
+
+  /**
+   * Seat budgets: writes `ledger` when the stored version is still
+   * `expected` (`null`: none yet); resolves whether it did. The read and the
+   * write are one step: the object delivers no other call while its storage
+   * answers (input gates).
+   *
+   * @throws {TypeError} when `ledger` is not a budget ledger.
+   */
+  async writeLedger(expected: string | null, ledger: unknown): Promise<boolean> {
+    const checked = parseLedger(ledger, "Cannot write the ledger");
+    const stored = await this.ctx.storage.get<{ ledger: unknown; version: number }>(LEDGER_KEY);
+    const current = stored === undefined ? null : String(stored.version);
+    if (current !== expected) return false;
+    await this.ctx.storage.put(LEDGER_KEY, {
+      ledger: checked,
+      version: (stored?.version ?? 0) + 1,
+    });
+    return true;
   }
 
   /** For the controller: a new configuration and/or limits. */

@@ -3,13 +3,22 @@
  * Object per priority level ({@linkcode PriorityLevelObject}), a controller
  * object that moves seats between levels ({@linkcode ControllerObject}), and
  * the Worker-side coordinator for `apf({ coordinator })`
- * ({@linkcode cloudflareCoordinator}). Export both classes from the Worker's
+ * ({@linkcode cloudflareCoordinator}), or, with seat budgets, a holder
+ * object per region deciding on its share of every level
+ * ({@linkcode BudgetHolderObject}, {@linkcode cloudflareBudgetCoordinator}).
+ * Export both classes from the Worker's
  * entry module and bind them as `APF_LEVELS` and `APF_CONTROLLER`.
  *
  * @module
  */
 
 export { type CloudflareAdminOptions, cloudflareAdminRoutes } from "./admin.ts";
+export {
+  type BudgetCoordinatorOptions,
+  cloudflareBudgetCoordinator,
+  levelObjectsBudgetStore,
+} from "./budgets.ts";
+export { BudgetHolderObject, type HeldAdmission, HeldSeatTarget } from "./holder_object.ts";
 export {
   CallerLiveness,
   cloudflareCoordinator,

@@ -1,14 +1,23 @@
 /**
  * The example Worker (`examples/cloudflare_worker/`) plus routes only tests
- * need: one that takes a seat and ends without releasing it, and one that
- * asks for a seat and goes away without waiting for the answer.
+ * need: one that takes a seat and ends without releasing it, one that asks
+ * for a seat and goes away without waiting for the answer, and one that
+ * takes a seat of `tenants` from the budget holder object of `?region=`
+ * (seat budgets, the level objects keeping the ledgers) and holds it
+ * `?ms=`.
  *
  * @module
  */
 
 import { Hono } from "hono";
 import example from "../../../examples/cloudflare_worker/src/index.ts";
-import { type ApfBindings, cloudflareCoordinator } from "../../../src/cloudflare/mod.ts";
+import {
+  type ApfBindings,
+  BudgetHolderObject,
+  cloudflareBudgetCoordinator,
+  cloudflareCoordinator,
+} from "../../../src/cloudflare/mod.ts";
+import type { BudgetHolderOptions } from "../../../src/budgets/holder.ts";
 import type { WorkerCoordinator } from "../../../src/cloudflare/coordinator.ts";
 
 export {
@@ -16,7 +25,16 @@ export {
   PriorityLevelObject,
 } from "../../../examples/cloudflare_worker/src/index.ts";
 
+/** Budget holders that settle every 100 ms and hold their share 500 ms without the ledgers. */
+export class TestBudgetHolderObject extends BudgetHolderObject {
+  protected override holderOptions(): Omit<BudgetHolderOptions, "store"> {
+    return { periodMs: 100, leaseMs: 500, drainMs: 500, skewMs: 100, storeTimeoutMs: 2_000 };
+  }
+}
+
 let coordinator: WorkerCoordinator | undefined;
+const budgetCoordinators = new Map<string, WorkerCoordinator>();
+let inUse = 0, peak = 0;
 const request = (user: string) => ({
   priorityLevel: "tenants",
   flowSchema: "tenants",
@@ -38,6 +56,26 @@ app.get("/test/abandon", (c) => {
     if (a.admitted) a.seat.release();
   });
   return c.text("left\n", 202);
+});
+app.get("/test/budget", async (c) => {
+  const region = c.req.query("region") ?? "default";
+  let budgets = budgetCoordinators.get(region);
+  if (budgets === undefined) {
+    budgets = cloudflareBudgetCoordinator(c.env.APF_HOLDERS!, c.env.APF_CONTROLLER, { region });
+    budgetCoordinators.set(region, budgets);
+  }
+  const user = c.req.query("user") ?? "budget";
+  const a = await budgets.acquire({ ...request(user), waitLimitMs: 5_000 });
+  if (!a.admitted) return c.json({ admitted: false, reason: a.reason }, 429);
+  inUse++;
+  peak = Math.max(peak, inUse);
+  try {
+    await new Promise((r) => setTimeout(r, Number(c.req.query("ms") ?? 0)));
+  } finally {
+    inUse--;
+    a.seat.release();
+  }
+  return c.json({ admitted: true, peak });
 });
 app.route("/", example);
 
