@@ -245,6 +245,17 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "serveGuarded",
     ],
   },
+  "./redis": {
+    file: "src/redis/mod.ts",
+    names: [
+      "BudgetStore",
+      "Ledger",
+      "LedgerEntry",
+      "RedisBudgetStore",
+      "RedisBudgetStoreOptions",
+      "StoredLedger",
+    ],
+  },
   "./cloudflare": {
     file: "src/cloudflare/mod.ts",
     names: [
@@ -333,9 +344,9 @@ Deno.test("the core entry point exports no platform or framework code", async ()
   assert.ok(!("runCli" in runtime) && !("simulate" in runtime) && !("invalid" in runtime));
 });
 
-Deno.test("the public surface stays curated: at most 150 names at the root, 260 over all entries", () => {
+Deno.test("the public surface stays curated: at most 150 names at the root, 264 over all entries", () => {
   const root = PINNED["."]!.names.length;
   const all = Object.values(PINNED).reduce((sum, { names }) => sum + names.length, 0);
   assert.ok(root <= 150, `the root entry exports ${root} names`);
-  assert.ok(all <= 260, `the entry points export ${all} names`);
+  assert.ok(all <= 264, `the entry points export ${all} names`);
 });
