@@ -268,3 +268,25 @@ Deno.test("Redis store: options are checked, and a password never shows in a mes
     "rediss://cache.example:6380",
   );
 });
+
+/** The npm packages `entry`'s module graph imports. */
+async function npmPackagesOf(entry: string): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--lock=deno.lock", entry],
+    cwd: new URL("../../", import.meta.url),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(output.success, new TextDecoder().decode(output.stderr));
+  const graph = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    modules: { kind?: string; npmPackage?: string }[];
+  };
+  return graph.modules.flatMap((m) => m.kind === "npm" && m.npmPackage ? [m.npmPackage] : []);
+}
+
+Deno.test("Redis store: only the ./redis entry imports the Redis client; the apf command does not", async () => {
+  const redisClient = (packages: string[]) => packages.some((p) => p.startsWith("@redis/client@"));
+  assert.ok(redisClient(await npmPackagesOf("src/redis/mod.ts")));
+  assert.ok(!redisClient(await npmPackagesOf("src/cli/main.ts")), "src/cli/main.ts");
+  assert.ok(!redisClient(await npmPackagesOf("mod.ts")), "mod.ts");
+});
