@@ -63,11 +63,13 @@ export class RedisConnection {
    */
   async run<T>(what: string, operation: (client: RedisClient) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error(`Cannot ${what}: the store at ${this.where} is closed`);
+    const connection = this.#connection();
+    const client = this.#client;
     let answer: T | typeof TIMED_OUT;
     try {
       answer = await withTimeout(
         this.#options.clock,
-        this.#connection().then(operation),
+        connection.then(operation),
         this.#options.timeoutMs,
       );
     } catch (error) {
@@ -80,7 +82,7 @@ export class RedisConnection {
     }
     if (answer === TIMED_OUT) {
       // A connection that does not answer is of no more use: the next operation makes another.
-      this.#drop();
+      if (this.#client === client) this.#drop();
       throw new Error(
         `Cannot ${what}: the store at ${this.where} did not answer within ${this.#options.timeoutMs} ms`,
       );

@@ -76,6 +76,12 @@ withRedis("each level is one hash under the prefix: its version and its ledger",
     await plain.write("workload-low", null, ledger(1));
     await plain.close();
     assert.equal(await redisCli(server, "EXISTS", "apf:budgets:workload-low"), "1");
+    // The database of the URL's path.
+    const second = new RedisBudgetStore(`${server.url}/2`);
+    await second.write("in-db-2", null, ledger(1));
+    await second.close();
+    assert.equal(await redisCli(server, "-n", "2", "EXISTS", "apf:budgets:in-db-2"), "1");
+    assert.equal(await redisCli(server, "EXISTS", "apf:budgets:in-db-2"), "0");
   } finally {
     await store.close();
   }
