@@ -2,7 +2,7 @@
  * A real `redis-server` (the Debian package `redis-server`) on a free
  * loopback port, started and stopped by a test, without persistence. Where
  * it is not installed, `REDIS_MISSING` is true and the tests that need it
- * are ignored (it says so once).
+ * are ignored.
  */
 
 import assert from "node:assert/strict";
@@ -18,13 +18,12 @@ function installed(): boolean {
   }
 }
 
-/** True where `redis-server` is not installed: the Redis tests are then ignored. */
+/**
+ * True where `redis-server` is not installed: the Redis tests are then
+ * ignored, and `redis_budget_store_test.ts` says so, once for the folder
+ * (Deno evaluates this module once per test file).
+ */
 export const REDIS_MISSING: boolean = !installed();
-if (REDIS_MISSING) {
-  console.warn(
-    "redis-server is not installed (apt-get install redis-server): the Redis engine's tests are ignored",
-  );
-}
 
 const fixture = (name: string) =>
   Deno.readTextFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));

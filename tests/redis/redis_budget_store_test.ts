@@ -21,6 +21,12 @@ import {
   TEST_CA,
 } from "./_redis_server.ts";
 
+if (REDIS_MISSING) {
+  console.warn(
+    "redis-server is not installed (apt-get install redis-server): the tests of tests/redis/ that need it are ignored",
+  );
+}
+
 const ledger = (claim: number): Ledger => ({
   holders: { h1: { claim, demand: claim, limit: 10, expiresAt: 1_700_000_000_000 } },
 });
