@@ -19,5 +19,12 @@ Deno.test("dev/import_map.json maps every package import exactly as deno.json do
   for (const [name, target] of Object.entries(pkg)) {
     assert.equal(dev[name], target, name);
   }
-  assert.deepEqual(Object.keys(pkg).sort(), ["@noble/hashes/", "hono", "hono/", "yaml", "zod"]);
+  assert.deepEqual(Object.keys(pkg).sort(), [
+    "@noble/hashes/",
+    "@redis/client",
+    "hono",
+    "hono/",
+    "yaml",
+    "zod",
+  ]);
 });

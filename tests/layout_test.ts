@@ -23,6 +23,7 @@ const ROOMS = [
   "budgets",
   "hono",
   "deno",
+  "redis",
   "cloudflare",
   "sim",
   "cli",

@@ -254,6 +254,13 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "serveGuarded",
     ],
   },
+  "./redis": {
+    file: "src/redis/mod.ts",
+    names: [
+      "RedisBudgetStore",
+      "RedisBudgetStoreOptions",
+    ],
+  },
   "./cloudflare": {
     file: "src/cloudflare/mod.ts",
     names: [
