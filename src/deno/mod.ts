@@ -4,7 +4,8 @@
  * server, `serveGuarded()`, the HTTP server both run on (timeouts, a
  * connection cap, an accept loop that survives `EMFILE`), and
  * `noDelayWebSocket()`, the transport to use with
- * `connectCoordinator` on Deno. The portable core is `@apf/edge`; the
+ * `connectCoordinator` on Deno, and `kvBudgetHolder()`, seat budgets shared
+ * over Deno KV (Deno Deploy's isolates, or processes on one KV file). The portable core is `@apf/edge`; the
  * middleware is `@apf/edge/hono`.
  *
  * @module
@@ -33,3 +34,8 @@ export {
   serveGuarded,
 } from "./http_server.ts";
 export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";
+export {
+  type KvBudgetHolder,
+  kvBudgetHolder,
+  type KvBudgetHolderOptions,
+} from "./kv_budget_holder.ts";

@@ -1,0 +1,139 @@
+/**
+ * The Deno KV budget engine: a {@linkcode BudgetStore} over a `Deno.Kv`
+ * (Deno Deploy's, or a local SQLite file that processes on one machine
+ * share). A level's ledger is one entry under a key prefix; its version is
+ * the entry's versionstamp, and a write is an atomic operation that checks
+ * it (`kv.atomic().check(...).set(...)`), so of two holders that read one
+ * version only the first write lands.
+ *
+ * A value that is not a ledger (written by something else under the
+ * prefix) makes the read reject with a message naming the key and the
+ * field: the holder counts it as a store failure, as for an outage.
+ *
+ * Deno KV keeps a value of at most 64 KiB: about 500 holders per level
+ * (each line is a holder id and four numbers). A larger ledger fails to
+ * write (a store failure).
+ *
+ * @module
+ */
+
+import type { Ledger, LedgerEntry } from "../budgets/ledger.ts";
+import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
+
+/** Options of {@linkcode kvBudgetStore}. */
+export interface KvBudgetStoreOptions {
+  /** The key prefix the ledgers live under, one entry per level (default `["apf", "budgets"]`). */
+  prefix?: Deno.KvKey;
+}
+
+/** Default of {@linkcode KvBudgetStoreOptions.prefix}. */
+export const DEFAULT_KV_BUDGET_PREFIX: Deno.KvKey = ["apf", "budgets"];
+
+/** A versionstamp as Deno KV writes it: 10 bytes in hex. */
+const VERSIONSTAMP = /^[0-9a-f]{20}$/;
+
+function isKeyPart(part: unknown): part is Deno.KvKeyPart {
+  return ["string", "number", "bigint", "boolean"].includes(typeof part) ||
+    part instanceof Uint8Array;
+}
+
+/**
+ * A budget store over `kv`: each level's ledger at `[...prefix, level]`.
+ * Closing `kv` is the caller's (after the holders that use it).
+ *
+ * @throws {TypeError} when `kv` is not a `Deno.Kv` or `prefix` not an array of key parts.
+ */
+export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): BudgetStore {
+  if (
+    typeof kv?.get !== "function" || typeof (kv as Partial<Deno.Kv>).atomic !== "function"
+  ) {
+    throw new TypeError(
+      `Cannot create the Deno KV budget store: kv must be a Deno.Kv (Deno.openKv()), got ${
+        String(kv)
+      }`,
+    );
+  }
+  const prefix = options.prefix ?? DEFAULT_KV_BUDGET_PREFIX;
+  if (!Array.isArray(prefix) || !prefix.every(isKeyPart)) {
+    throw new TypeError(
+      `Cannot create the Deno KV budget store: prefix must be an array of key parts, got ${
+        String(prefix)
+      }`,
+    );
+  }
+  const keyOf = (level: string): Deno.KvKey => [...prefix, level];
+  return {
+    async read(level: string): Promise<StoredLedger | null> {
+      const key = keyOf(level);
+      const entry = await kv.get(key);
+      if (entry.versionstamp === null) return null;
+      return { ledger: ledgerOf(entry.value, key), version: entry.versionstamp };
+    },
+    async write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
+      // Not a version Deno KV made: it cannot be the stored one (and `check` would throw on it).
+      if (expected !== null && !VERSIONSTAMP.test(expected)) return false;
+      const key = keyOf(level);
+      const result = await kv.atomic()
+        .check({ key, versionstamp: expected })
+        .set(key, ledger)
+        .commit();
+      return result.ok;
+    },
+  };
+}
+
+/** `value` as a ledger, copied field by field; throws naming `key` and the first bad field. */
+function ledgerOf(value: unknown, key: Deno.KvKey): Ledger {
+  const fail = (what: string, got: unknown): never => {
+    throw new Error(
+      `The budget ledger at ${showKey(key)} in Deno KV is malformed: ${what}, got ${
+        showValue(got)
+      }`,
+    );
+  };
+  if (!isRecord(value)) return fail("it must be an object", value);
+  const holders = value.holders;
+  if (!isRecord(holders)) return fail("holders must be an object", holders);
+  const lines: [string, LedgerEntry][] = [];
+  for (const [id, line] of Object.entries(holders)) {
+    if (!isRecord(line)) return fail(`holders[${JSON.stringify(id)}] must be an object`, line);
+    const field = (name: keyof LedgerEntry, holds: (n: number) => boolean): number => {
+      const n = line[name];
+      if (typeof n !== "number" || !Number.isFinite(n) || !holds(n)) {
+        return fail(
+          `holders[${JSON.stringify(id)}].${name} must be a finite number${
+            name === "expiresAt" ? "" : " >= 0"
+          }`,
+          n,
+        );
+      }
+      return n;
+    };
+    const nonNegative = (n: number) => n >= 0;
+    lines.push([id, {
+      claim: field("claim", nonNegative),
+      demand: field("demand", nonNegative),
+      limit: field("limit", nonNegative),
+      expiresAt: field("expiresAt", () => true),
+    }]);
+  }
+  // Object.fromEntries defines own properties, whatever the ids (even "__proto__").
+  return { holders: Object.fromEntries(lines) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    !(value instanceof Uint8Array);
+}
+
+function showKey(key: Deno.KvKey): string {
+  return `[${key.map((p) => typeof p === "string" ? JSON.stringify(p) : String(p)).join(", ")}]`;
+}
+
+function showValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value).slice(0, 80);
+  if (typeof value === "object" && value !== null) {
+    return Array.isArray(value) ? "an array" : `an object (${value.constructor?.name ?? "null"})`;
+  }
+  return String(value);
+}
