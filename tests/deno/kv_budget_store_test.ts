@@ -1,0 +1,129 @@
+/**
+ * The Deno KV budget store on a real KV file: the engine conformance suite,
+ * the key prefix, what a malformed value does, and bad options.
+ */
+
+import assert from "node:assert/strict";
+import type { Ledger } from "../../src/budgets/ledger.ts";
+import { kvBudgetStore } from "../../src/deno/kv_budget_store.ts";
+import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
+import { kvFile } from "./_kv_files.ts";
+
+budgetStoreConformance("Deno KV", async () => {
+  const file = await kvFile();
+  const kv = await Deno.openKv(file.path);
+  return {
+    store: kvBudgetStore(kv),
+    async close() {
+      kv.close();
+      await file.remove();
+    },
+  };
+});
+
+const ledger: Ledger = {
+  holders: { h1: { claim: 2, demand: 3.5, limit: 6, expiresAt: 1_700_000_000_000 } },
+};
+
+/** Runs `fn` on a fresh KV file, closed and deleted after. */
+async function onKv(fn: (kv: Deno.Kv) => Promise<void>): Promise<void> {
+  await using file = await kvFile();
+  const kv = await Deno.openKv(file.path);
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test("Deno KV store: a ledger is one entry at [...prefix, level]; prefixes are apart", async () => {
+  await onKv(async (kv) => {
+    const apf = kvBudgetStore(kv);
+    const other = kvBudgetStore(kv, { prefix: ["tenant", 7n, "budgets"] });
+    assert.equal(await apf.write("work", null, ledger), true);
+    const entry = await kv.get<Ledger>(["apf", "budgets", "work"]);
+    assert.deepEqual(entry.value, ledger);
+    assert.equal((await apf.read("work"))?.version, entry.versionstamp);
+    assert.equal(await other.read("work"), null, "another prefix has no ledger yet");
+    assert.equal(await other.write("work", null, { holders: {} }), true);
+    assert.deepEqual((await apf.read("work"))?.ledger, ledger, "nor does it touch this one");
+    assert.deepEqual((await kv.get(["tenant", 7n, "budgets", "work"])).value, { holders: {} });
+  });
+});
+
+Deno.test("Deno KV store: a malformed value rejects the read naming the key and the field, and is not overwritten", async () => {
+  await onKv(async (kv) => {
+    const store = kvBudgetStore(kv);
+    const key = ["apf", "budgets", "work"];
+    const cases: [unknown, RegExp][] = [
+      ["a string", /\["apf", "budgets", "work"\].*malformed: it must be an object, got "a string"/],
+      [{ holders: [] }, /holders must be an object, got an array/],
+      [{ holders: { h1: null } }, /holders\["h1"\] must be an object, got null/],
+      [
+        { holders: { h1: { ...ledger.holders.h1, claim: "2" } } },
+        /holders\["h1"\]\.claim must be a finite number >= 0, got "2"/,
+      ],
+      [
+        { holders: { h1: { ...ledger.holders.h1, demand: -1 } } },
+        /holders\["h1"\]\.demand must be a finite number >= 0, got -1/,
+      ],
+      [
+        { holders: { h1: { ...ledger.holders.h1, expiresAt: NaN } } },
+        /holders\["h1"\]\.expiresAt must be a finite number, got NaN/,
+      ],
+      [{ holders: { h1: { claim: 1, demand: 1, expiresAt: 1 } } }, /\.limit .* got undefined/],
+    ];
+    for (const [value, message] of cases) {
+      await kv.set(key, value);
+      await assert.rejects(store.read("work"), message);
+      const { versionstamp } = await kv.get(key);
+      // A holder that read nothing writes nothing: with the entry's own version a write would
+      // land, so the store never hides a bad value behind `null`.
+      assert.equal(await store.write("work", null, ledger), false);
+      assert.deepEqual((await kv.get(key)).value, value);
+      assert.equal((await kv.get(key)).versionstamp, versionstamp);
+    }
+  });
+});
+
+Deno.test("Deno KV store: holder ids are copied as own properties, even __proto__", async () => {
+  await onKv(async (kv) => {
+    const store = kvBudgetStore(kv);
+    const odd = JSON.parse(
+      '{"holders":{"__proto__":{"claim":1,"demand":1,"limit":4,"expiresAt":5}}}',
+    ) as Ledger;
+    assert.equal(await store.write("work", null, odd), true);
+    const read = (await store.read("work"))!.ledger;
+    assert.deepEqual(Object.keys(read.holders), ["__proto__"]);
+    assert.equal(Object.getPrototypeOf(read.holders), Object.prototype);
+  });
+});
+
+Deno.test("Deno KV store: a kv that is not one, or a bad prefix, throws at creation", () => {
+  assert.throws(
+    () => kvBudgetStore({} as Deno.Kv),
+    { name: "TypeError", message: /kv must be a Deno\.Kv .*got \[object Object\]/ },
+  );
+  assert.throws(
+    () => kvBudgetStore(undefined as unknown as Deno.Kv),
+    { name: "TypeError", message: /got undefined/ },
+  );
+  const kv = { get() {}, atomic() {} } as unknown as Deno.Kv;
+  assert.throws(
+    () => kvBudgetStore(kv, { prefix: "apf" as unknown as Deno.KvKey }),
+    { name: "TypeError", message: /prefix must be an array of key parts, got apf/ },
+  );
+  assert.throws(
+    () => kvBudgetStore(kv, { prefix: [{}] as unknown as Deno.KvKey }),
+    { name: "TypeError", message: /prefix must be an array of key parts/ },
+  );
+});
+
+Deno.test("Deno KV store: a closed kv rejects (a store failure), it does not throw", async () => {
+  await using file = await kvFile();
+  const kv = await Deno.openKv(file.path);
+  const store = kvBudgetStore(kv);
+  kv.close();
+  await assert.rejects(store.read("work"));
+  await assert.rejects(store.write("work", null, ledger));
+});
