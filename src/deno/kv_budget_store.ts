@@ -10,6 +10,12 @@
  * prefix) makes the read reject with a message naming the key and the
  * field: the holder counts it as a store failure, as for an outage.
  *
+ * A local KV file shared by several handles (processes, or `Deno.openKv`
+ * called more than once) is one SQLite database: a commit that meets
+ * another one's lock is rejected with "database is locked" rather than
+ * waited for (Deno 2.9). It did not land, so the store tries it again a
+ * few times, a few milliseconds apart, before the holder sees a failure.
+ *
  * Deno KV keeps a value of at most 64 KiB: about 500 holders per level
  * (each line is a holder id and four numbers). A larger ledger fails to
  * write (a store failure).
@@ -19,6 +25,7 @@
 
 import type { Ledger, LedgerEntry } from "../budgets/ledger.ts";
 import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
+import { systemClock } from "../fairqueuing/clock.ts";
 
 /** Options of {@linkcode kvBudgetStore}. */
 export interface KvBudgetStoreOptions {
@@ -31,6 +38,27 @@ export const DEFAULT_KV_BUDGET_PREFIX: Deno.KvKey = ["apf", "budgets"];
 
 /** A versionstamp as Deno KV writes it: 10 bytes in hex. */
 const VERSIONSTAMP = /^[0-9a-f]{20}$/;
+
+/** Attempts of an operation that meets SQLite's lock, and the most ms between two. */
+const BUSY_ATTEMPTS = 8;
+const BUSY_MAX_DELAY_MS = 15;
+
+/**
+ * `operation()`, tried again while it fails on a local file's lock (SQLite's
+ * `SQLITE_BUSY`, which a transaction that did not commit reports).
+ */
+async function retryingBusy<T>(operation: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (attempt >= BUSY_ATTEMPTS || !/database is locked/.test(String(error))) throw error;
+    }
+    // Apart by a random delay, so that holders that met do not meet again.
+    const delayMs = 1 + Math.random() * BUSY_MAX_DELAY_MS;
+    await new Promise((resolve) => systemClock.setTimer(delayMs, () => resolve(undefined)));
+  }
+}
 
 function isKeyPart(part: unknown): part is Deno.KvKeyPart {
   return ["string", "number", "bigint", "boolean"].includes(typeof part) ||
@@ -65,7 +93,7 @@ export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): 
   return {
     async read(level: string): Promise<StoredLedger | null> {
       const key = keyOf(level);
-      const entry = await kv.get(key);
+      const entry = await retryingBusy(() => kv.get(key));
       if (entry.versionstamp === null) return null;
       return { ledger: ledgerOf(entry.value, key), version: entry.versionstamp };
     },
@@ -73,10 +101,9 @@ export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): 
       // Not a version Deno KV made: it cannot be the stored one (and `check` would throw on it).
       if (expected !== null && !VERSIONSTAMP.test(expected)) return false;
       const key = keyOf(level);
-      const result = await kv.atomic()
-        .check({ key, versionstamp: expected })
-        .set(key, ledger)
-        .commit();
+      const result = await retryingBusy(() =>
+        kv.atomic().check({ key, versionstamp: expected }).set(key, ledger).commit()
+      );
       return result.ok;
     },
   };
