@@ -16,9 +16,10 @@
  * waited for (Deno 2.9). It did not land, so the store tries it again a
  * few times, a few milliseconds apart, before the holder sees a failure.
  *
- * Deno KV keeps a value of at most 64 KiB: about 500 holders per level
- * (each line is a holder id and four numbers). A larger ledger fails to
- * write (a store failure).
+ * Deno KV keeps a value of at most 64 KiB: about 650 holders per level
+ * with ids as long as a UUID (each line is an id and four numbers). A
+ * holder that would make the ledger larger fails to write (a store
+ * failure: its policy applies).
  *
  * @module
  */
