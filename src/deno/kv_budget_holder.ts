@@ -15,6 +15,7 @@ import type { Coordinator } from "../coordinator/types.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
+import type { UnreachablePolicy } from "../remote/fallback.ts";
 import { kvBudgetStore } from "./kv_budget_store.ts";
 
 /** Options of {@linkcode kvBudgetHolder}; the timings are those of every holder of the store. */
@@ -41,12 +42,12 @@ export interface KvBudgetHolderOptions {
    * `local` (default) admits up to `fallbackFraction` of each level's limit,
    * `open` admits everything, `closed` nothing.
    */
-  policy?: "local" | "open" | "closed";
+  policy?: UnreachablePolicy;
   /** The `local` policy's fraction of each level's limit (default 0.1, at least one seat). */
   fallbackFraction?: number;
   /** The clock (default: the system clock). */
   clock?: Clock;
-  /** Told of every failed KV operation (default: logged once per outage). */
+  /** Told of every failed KV operation (default: logged, once per outage). */
   onStoreError?: (error: unknown) => void;
 }
 

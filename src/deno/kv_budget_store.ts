@@ -8,7 +8,8 @@
  *
  * A value that is not a ledger (written by something else under the
  * prefix) makes the read reject with a message naming the key and the
- * field: the holder counts it as a store failure, as for an outage.
+ * field (`parseLedger`): the holder counts it as a store failure, as for
+ * an outage.
  *
  * A local KV file shared by several handles (processes, or `Deno.openKv`
  * called more than once) is one SQLite database: a commit that meets
@@ -24,7 +25,8 @@
  * @module
  */
 
-import type { Ledger, LedgerEntry } from "../budgets/ledger.ts";
+import type { Ledger } from "../budgets/ledger.ts";
+import { parseLedger } from "../budgets/ledger_schema.ts";
 import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 
@@ -96,7 +98,8 @@ export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): 
       const key = keyOf(level);
       const entry = await retryingBusy(() => kv.get(key));
       if (entry.versionstamp === null) return null;
-      return { ledger: ledgerOf(entry.value, key), version: entry.versionstamp };
+      const ledger = parseLedger(entry.value, `Deno KV key ${showKey(key)}`);
+      return { ledger, version: entry.versionstamp };
     },
     async write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
       // Not a version Deno KV made: it cannot be the stored one (and `check` would throw on it).
@@ -110,58 +113,6 @@ export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): 
   };
 }
 
-/** `value` as a ledger, copied field by field; throws naming `key` and the first bad field. */
-function ledgerOf(value: unknown, key: Deno.KvKey): Ledger {
-  const fail = (what: string, got: unknown): never => {
-    throw new Error(
-      `The budget ledger at ${showKey(key)} in Deno KV is malformed: ${what}, got ${
-        showValue(got)
-      }`,
-    );
-  };
-  if (!isRecord(value)) return fail("it must be an object", value);
-  const holders = value.holders;
-  if (!isRecord(holders)) return fail("holders must be an object", holders);
-  const lines: [string, LedgerEntry][] = [];
-  for (const [id, line] of Object.entries(holders)) {
-    if (!isRecord(line)) return fail(`holders[${JSON.stringify(id)}] must be an object`, line);
-    const field = (name: keyof LedgerEntry, holds: (n: number) => boolean): number => {
-      const n = line[name];
-      if (typeof n !== "number" || !Number.isFinite(n) || !holds(n)) {
-        return fail(
-          `holders[${JSON.stringify(id)}].${name} must be a finite number${
-            name === "expiresAt" ? "" : " >= 0"
-          }`,
-          n,
-        );
-      }
-      return n;
-    };
-    const nonNegative = (n: number) => n >= 0;
-    lines.push([id, {
-      claim: field("claim", nonNegative),
-      demand: field("demand", nonNegative),
-      limit: field("limit", nonNegative),
-      expiresAt: field("expiresAt", () => true),
-    }]);
-  }
-  // Object.fromEntries defines own properties, whatever the ids (even "__proto__").
-  return { holders: Object.fromEntries(lines) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) &&
-    !(value instanceof Uint8Array);
-}
-
 function showKey(key: Deno.KvKey): string {
   return `[${key.map((p) => typeof p === "string" ? JSON.stringify(p) : String(p)).join(", ")}]`;
-}
-
-function showValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value).slice(0, 80);
-  if (typeof value === "object" && value !== null) {
-    return Array.isArray(value) ? "an array" : `an object (${value.constructor?.name ?? "null"})`;
-  }
-  return String(value);
 }

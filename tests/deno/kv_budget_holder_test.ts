@@ -90,7 +90,7 @@ Deno.test("Deno KV holder: a malformed ledger is a store failure (reported, the 
     assert.equal(budgetOf(holder).mode, "closed");
     assert.match(
       String(errors[0]),
-      /budget ledger at \["apf", "budgets", "work"\] in Deno KV is malformed: holders\["someone"\]\.claim must be a finite number >= 0, got "all"/,
+      /Deno KV key \["apf", "budgets", "work"\]: not a budget ledger at holders\.someone\.claim/,
     );
     // Repaired: the holder takes a budget at its next period.
     await kv.delete(key);
