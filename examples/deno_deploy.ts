@@ -19,9 +19,9 @@
  */
 
 import { Hono } from "hono";
-import { resolveConfiguration } from "@apf/edge";
+import { BudgetHolder, resolveConfiguration } from "@apf/edge";
 import { apf, type ApfEnv } from "@apf/edge/hono";
-import { kvBudgetHolder } from "@apf/edge/deno";
+import { KvBudgetStore } from "@apf/edge/deno";
 
 const config = `
 apiVersion: flowcontrol.apiserver.k8s.io/v1
@@ -52,7 +52,8 @@ const configuration = resolveConfiguration(config, {
   mandatoryOnly: true,
   serverConcurrencyLimit: 50,
 });
-const coordinator = kvBudgetHolder(await Deno.openKv(), configuration);
+const store = new KvBudgetStore(await Deno.openKv());
+const coordinator = new BudgetHolder(configuration, { store });
 
 const app = new Hono<ApfEnv>();
 app.use(apf({

@@ -30,14 +30,13 @@ import { parseLedger } from "../budgets/ledger_schema.ts";
 import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 
-/** Options of {@linkcode kvBudgetStore}. */
+/** Options of {@linkcode KvBudgetStore}. */
 export interface KvBudgetStoreOptions {
   /** The key prefix the ledgers live under, one entry per level (default `["apf", "budgets"]`). */
   prefix?: Deno.KvKey;
 }
 
-/** Default of {@linkcode KvBudgetStoreOptions.prefix}. */
-export const DEFAULT_KV_BUDGET_PREFIX: Deno.KvKey = ["apf", "budgets"];
+const DEFAULT_PREFIX: Deno.KvKey = ["apf", "budgets"];
 
 /** A versionstamp as Deno KV writes it: 10 bytes in hex. */
 const VERSIONSTAMP = /^[0-9a-f]{20}$/;
@@ -45,6 +44,77 @@ const VERSIONSTAMP = /^[0-9a-f]{20}$/;
 /** Attempts of an operation that meets SQLite's lock, and the most ms between two. */
 const BUSY_ATTEMPTS = 8;
 const BUSY_MAX_DELAY_MS = 15;
+
+/**
+ * A {@linkcode BudgetStore} in Deno KV: each level's ledger at
+ * `[...prefix, level]`.
+ *
+ * @example
+ * ```ts ignore
+ * import { BudgetHolder, resolveConfiguration } from "@apf/edge";
+ * import { apf } from "@apf/edge/hono";
+ * import { KvBudgetStore } from "@apf/edge/deno";
+ *
+ * const configuration = resolveConfiguration(undefined, { serverConcurrencyLimit: 50 });
+ * const store = new KvBudgetStore(await Deno.openKv());
+ * const coordinator = new BudgetHolder(configuration, { store });
+ * app.use(apf({ config: configuration, coordinator }));
+ * ```
+ */
+export class KvBudgetStore implements BudgetStore {
+  #kv: Deno.Kv;
+  #prefix: Deno.KvKey;
+
+  /**
+   * The store over `kv` (`await Deno.openKv()`). Closing `kv` is the
+   * caller's, after the holders that use it.
+   *
+   * @throws {TypeError} when `kv` is not a `Deno.Kv` or `prefix` not an array of key parts.
+   */
+  constructor(kv: Deno.Kv, options: KvBudgetStoreOptions = {}) {
+    if (typeof kv?.get !== "function" || typeof (kv as Partial<Deno.Kv>).atomic !== "function") {
+      throw new TypeError(
+        `Cannot create the Deno KV budget store: kv must be a Deno.Kv (Deno.openKv()), got ${
+          String(kv)
+        }`,
+      );
+    }
+    const prefix = options?.prefix ?? DEFAULT_PREFIX;
+    if (!Array.isArray(prefix) || !prefix.every(isKeyPart)) {
+      throw new TypeError(
+        `Cannot create the Deno KV budget store: prefix must be an array of key parts, got ${
+          String(prefix)
+        }`,
+      );
+    }
+    this.#kv = kv;
+    this.#prefix = [...prefix];
+  }
+
+  /**
+   * The level's ledger and its version (the entry's versionstamp), or `null`.
+   *
+   * @throws {TypeError} (rejects) when the entry is not a ledger, naming its key and the field.
+   */
+  async read(level: string): Promise<StoredLedger | null> {
+    const key = [...this.#prefix, level];
+    const entry = await retryingBusy(() => this.#kv.get(key));
+    if (entry.versionstamp === null) return null;
+    const ledger = parseLedger(entry.value, `Deno KV key ${showKey(key)}`);
+    return { ledger, version: entry.versionstamp };
+  }
+
+  /** Writes `ledger` when the entry's versionstamp is still `expected` (an atomic check and set). */
+  async write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
+    // Not a version Deno KV made: it cannot be the stored one (and `check` would throw on it).
+    if (expected !== null && !VERSIONSTAMP.test(expected)) return false;
+    const key = [...this.#prefix, level];
+    const result = await retryingBusy(() =>
+      this.#kv.atomic().check({ key, versionstamp: expected }).set(key, ledger).commit()
+    );
+    return result.ok;
+  }
+}
 
 /**
  * `operation()`, tried again while it fails on a local file's lock (SQLite's
@@ -66,51 +136,6 @@ async function retryingBusy<T>(operation: () => Promise<T>): Promise<T> {
 function isKeyPart(part: unknown): part is Deno.KvKeyPart {
   return ["string", "number", "bigint", "boolean"].includes(typeof part) ||
     part instanceof Uint8Array;
-}
-
-/**
- * A budget store over `kv`: each level's ledger at `[...prefix, level]`.
- * Closing `kv` is the caller's (after the holders that use it).
- *
- * @throws {TypeError} when `kv` is not a `Deno.Kv` or `prefix` not an array of key parts.
- */
-export function kvBudgetStore(kv: Deno.Kv, options: KvBudgetStoreOptions = {}): BudgetStore {
-  if (
-    typeof kv?.get !== "function" || typeof (kv as Partial<Deno.Kv>).atomic !== "function"
-  ) {
-    throw new TypeError(
-      `Cannot create the Deno KV budget store: kv must be a Deno.Kv (Deno.openKv()), got ${
-        String(kv)
-      }`,
-    );
-  }
-  const prefix = options.prefix ?? DEFAULT_KV_BUDGET_PREFIX;
-  if (!Array.isArray(prefix) || !prefix.every(isKeyPart)) {
-    throw new TypeError(
-      `Cannot create the Deno KV budget store: prefix must be an array of key parts, got ${
-        String(prefix)
-      }`,
-    );
-  }
-  const keyOf = (level: string): Deno.KvKey => [...prefix, level];
-  return {
-    async read(level: string): Promise<StoredLedger | null> {
-      const key = keyOf(level);
-      const entry = await retryingBusy(() => kv.get(key));
-      if (entry.versionstamp === null) return null;
-      const ledger = parseLedger(entry.value, `Deno KV key ${showKey(key)}`);
-      return { ledger, version: entry.versionstamp };
-    },
-    async write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
-      // Not a version Deno KV made: it cannot be the stored one (and `check` would throw on it).
-      if (expected !== null && !VERSIONSTAMP.test(expected)) return false;
-      const key = keyOf(level);
-      const result = await retryingBusy(() =>
-        kv.atomic().check({ key, versionstamp: expected }).set(key, ledger).commit()
-      );
-      return result.ok;
-    },
-  };
 }
 
 function showKey(key: Deno.KvKey): string {

@@ -11,7 +11,7 @@
  */
 
 import { BudgetHolder } from "../../src/budgets/holder.ts";
-import { kvBudgetStore } from "../../src/deno/kv_budget_store.ts";
+import { KvBudgetStore } from "../../src/deno/kv_budget_store.ts";
 import { CONFIG, flood, LEVEL, sleep, TIMINGS, wallTime } from "./_kv_flood.ts";
 
 const [path, id] = Deno.args;
@@ -19,7 +19,7 @@ if (path === undefined || id === undefined) throw new Error("usage: _kv_budget_c
 
 const kv = await Deno.openKv(path);
 const holder = new BudgetHolder(CONFIG, {
-  store: kvBudgetStore(kv),
+  store: new KvBudgetStore(kv),
   id,
   ...TIMINGS,
   onStoreError: (e) => console.error(`${id}: store error:`, e),

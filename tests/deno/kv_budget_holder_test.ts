@@ -1,16 +1,15 @@
 /**
  * Budget holders over Deno KV on the real clock, with short periods: three
  * holders of one process on one KV file under a flood, a malformed ledger,
- * `kvBudgetHolder()` behind `apf()`, and three processes sharing one KV
+ * a holder on the store behind `apf()`, and three processes sharing one KV
  * file, one of which is killed. The holder logic itself is tested on the
  * fake clock in `tests/budgets/`; here the point is the engine.
  */
 
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { BudgetHolder } from "../../src/budgets/holder.ts";
-import { kvBudgetHolder } from "../../src/deno/kv_budget_holder.ts";
-import { kvBudgetStore } from "../../src/deno/kv_budget_store.ts";
+import { BudgetHolder } from "../../mod.ts";
+import { KvBudgetStore } from "../../src/deno/mod.ts";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { waitFor } from "../_helpers/real_time.ts";
 import { CONFIG, flood, LEVEL, LIMIT, sleep, TIMINGS, wallTime } from "./_kv_flood.ts";
@@ -25,7 +24,7 @@ Deno.test("Deno KV holders in one process: a flood never exceeds the limit; late
   // One KV handle each, as separate isolates would have.
   const kvs = await Promise.all([0, 1, 2].map(() => Deno.openKv(file.path)));
   const holders = kvs.map((kv, i) =>
-    new BudgetHolder(CONFIG, { store: kvBudgetStore(kv), id: `h${i}`, ...TIMINGS })
+    new BudgetHolder(CONFIG, { store: new KvBudgetStore(kv), id: `h${i}`, ...TIMINGS })
   );
   let peak = 0, peakRunning = 0, running = 0;
   const admitted = [0, 0, 0];
@@ -81,7 +80,7 @@ Deno.test("Deno KV holder: a malformed ledger is a store failure (reported, the 
   const key = ["apf", "budgets", LEVEL];
   await kv.set(key, { holders: { someone: { claim: "all" } } });
   const holder = new BudgetHolder(CONFIG, {
-    store: kvBudgetStore(kv),
+    store: new KvBudgetStore(kv),
     ...TIMINGS,
     onStoreError: (e) => errors.push(e),
   });
@@ -101,10 +100,11 @@ Deno.test("Deno KV holder: a malformed ledger is a store failure (reported, the 
   }
 });
 
-Deno.test("kvBudgetHolder behind apf(): requests are served on the budget, ledgers under the prefix", async () => {
+Deno.test("a holder on the Deno KV store behind apf(): requests served on the budget, ledgers under the prefix", async () => {
   await using file = await kvFile();
   const kv = await Deno.openKv(file.path);
-  const coordinator = kvBudgetHolder(kv, CONFIG, { prefix: ["site", "apf"], ...TIMINGS });
+  const store = new KvBudgetStore(kv, { prefix: ["site", "apf"] });
+  const coordinator = new BudgetHolder(CONFIG, { store, ...TIMINGS });
   const app = new Hono<ApfEnv>();
   app.use(apf({ config: CONFIG, coordinator }));
   app.get("/", (c) => c.text(c.get("apf").classification.priorityLevel.name));
@@ -122,11 +122,6 @@ Deno.test("kvBudgetHolder behind apf(): requests are served on the budget, ledge
     coordinator.close();
     kv.close();
   }
-  assert.throws(
-    () => kvBudgetHolder(kv, CONFIG, { periodMs: 500, leaseMs: 100 }),
-    { name: "RangeError", message: /leaseMs \(100\) must be longer than periodMs \(500\)/ },
-  );
-  assert.throws(() => kvBudgetHolder({} as Deno.Kv, CONFIG), /kv must be a Deno\.Kv/);
 });
 
 // ---- several processes --------------------------------------------------------------------

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import type { Ledger } from "../../src/budgets/ledger.ts";
-import { kvBudgetStore } from "../../src/deno/kv_budget_store.ts";
+import { KvBudgetStore } from "../../src/deno/kv_budget_store.ts";
 import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
 import { kvFile } from "./_kv_files.ts";
 
@@ -13,7 +13,7 @@ budgetStoreConformance("Deno KV", async () => {
   const file = await kvFile();
   const kv = await Deno.openKv(file.path);
   return {
-    store: kvBudgetStore(kv),
+    store: new KvBudgetStore(kv),
     async close() {
       kv.close();
       await file.remove();
@@ -38,8 +38,8 @@ async function onKv(fn: (kv: Deno.Kv) => Promise<void>): Promise<void> {
 
 Deno.test("Deno KV store: a ledger is one entry at [...prefix, level]; prefixes are apart", async () => {
   await onKv(async (kv) => {
-    const apf = kvBudgetStore(kv);
-    const other = kvBudgetStore(kv, { prefix: ["tenant", 7n, "budgets"] });
+    const apf = new KvBudgetStore(kv);
+    const other = new KvBudgetStore(kv, { prefix: ["tenant", 7n, "budgets"] });
     assert.equal(await apf.write("work", null, ledger), true);
     const entry = await kv.get<Ledger>(["apf", "budgets", "work"]);
     assert.deepEqual(entry.value, ledger);
@@ -53,7 +53,7 @@ Deno.test("Deno KV store: a ledger is one entry at [...prefix, level]; prefixes 
 
 Deno.test("Deno KV store: a ledger's every field round-trips, the averages for borrowing too", async () => {
   await onKv(async (kv) => {
-    const store = kvBudgetStore(kv);
+    const store = new KvBudgetStore(kv);
     const full: Ledger = {
       holders: {
         h1: { claim: 2, demand: 3, average: 1.25, deviation: 0.5, limit: 6, expiresAt: 1.5 },
@@ -67,7 +67,7 @@ Deno.test("Deno KV store: a ledger's every field round-trips, the averages for b
 
 Deno.test("Deno KV store: a malformed value rejects the read naming the key and the field, and is not overwritten", async () => {
   await onKv(async (kv) => {
-    const store = kvBudgetStore(kv);
+    const store = new KvBudgetStore(kv);
     const key = ["apf", "budgets", "work"];
     const line = ledger.holders.h1!;
     const cases: [unknown, RegExp][] = [
@@ -97,20 +97,20 @@ Deno.test("Deno KV store: a malformed value rejects the read naming the key and 
 
 Deno.test("Deno KV store: a kv that is not one, or a bad prefix, throws at creation", () => {
   assert.throws(
-    () => kvBudgetStore({} as Deno.Kv),
+    () => new KvBudgetStore({} as Deno.Kv),
     { name: "TypeError", message: /kv must be a Deno\.Kv .*got \[object Object\]/ },
   );
   assert.throws(
-    () => kvBudgetStore(undefined as unknown as Deno.Kv),
+    () => new KvBudgetStore(undefined as unknown as Deno.Kv),
     { name: "TypeError", message: /got undefined/ },
   );
   const kv = { get() {}, atomic() {} } as unknown as Deno.Kv;
   assert.throws(
-    () => kvBudgetStore(kv, { prefix: "apf" as unknown as Deno.KvKey }),
+    () => new KvBudgetStore(kv, { prefix: "apf" as unknown as Deno.KvKey }),
     { name: "TypeError", message: /prefix must be an array of key parts, got apf/ },
   );
   assert.throws(
-    () => kvBudgetStore(kv, { prefix: [{}] as unknown as Deno.KvKey }),
+    () => new KvBudgetStore(kv, { prefix: [{}] as unknown as Deno.KvKey }),
     { name: "TypeError", message: /prefix must be an array of key parts/ },
   );
 });
@@ -118,7 +118,7 @@ Deno.test("Deno KV store: a kv that is not one, or a bad prefix, throws at creat
 Deno.test("Deno KV store: a closed kv rejects (a store failure), it does not throw", async () => {
   await using file = await kvFile();
   const kv = await Deno.openKv(file.path);
-  const store = kvBudgetStore(kv);
+  const store = new KvBudgetStore(kv);
   kv.close();
   await assert.rejects(store.read("work"));
   await assert.rejects(store.write("work", null, ledger));
