@@ -1,18 +1,27 @@
 /**
- * APF on Deno Deploy: the whole app is one file. Each isolate runs its own
- * embedded coordinator (seats are per isolate until a shared coordinator is
- * configured). Configuration is inline, so nothing is read from disk.
+ * APF on Deno Deploy: the whole app is one file. The isolates of the
+ * deployment share each level's seats through Deno KV: each isolate is a
+ * budget holder that decides its requests itself, on its share of the
+ * seats, and the shares follow the isolates' demand (one KV read and one
+ * write per level per second and isolate, none per request). An isolate
+ * that goes away gives its seats back about 11 s later (its 5 s lease, as
+ * long again for its last requests to end, 1 s of clock skew).
+ * Configuration is inline, so nothing is read from disk.
  *
- *   deno run --allow-net --allow-env=LOG_TOKENS,LOG_STREAM examples/deno_deploy.ts   # locally
+ *   deno run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM examples/deno_deploy.ts   # locally
  *   deployctl deploy --entrypoint=examples/deno_deploy.ts
  *
- * (The YAML parser reads two environment variables; Deno Deploy grants them.)
+ * (The YAML parser reads two environment variables; Deno Deploy grants them.
+ * Locally, `Deno.openKv()` is a file in Deno's cache, shared by the
+ * processes that run this file.)
  *
  * @module
  */
 
 import { Hono } from "hono";
+import { BudgetHolder, resolveConfiguration } from "@apf/edge";
 import { apf, type ApfEnv } from "@apf/edge/hono";
+import { KvBudgetStore } from "@apf/edge/deno";
 
 const config = `
 apiVersion: flowcontrol.apiserver.k8s.io/v1
@@ -38,11 +47,18 @@ spec:
       nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
 `;
 
-const app = new Hono<ApfEnv>();
-app.use(apf({
-  config,
+// One effective configuration for both: the holder holds budgets for the levels apf() classifies into.
+const configuration = resolveConfiguration(config, {
   mandatoryOnly: true,
   serverConcurrencyLimit: 50,
+});
+const store = new KvBudgetStore(await Deno.openKv());
+const coordinator = new BudgetHolder(configuration, { store });
+
+const app = new Hono<ApfEnv>();
+app.use(apf({
+  config: configuration,
+  coordinator,
   // Deno Deploy puts the client's address in X-Forwarded-For; one flow per visitor.
   identify: (request) => {
     const visitor = request.headers.get("X-Forwarded-For")?.split(",")[0]?.trim();

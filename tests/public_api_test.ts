@@ -243,6 +243,8 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "GuardedServeOptions",
       "GuardedServer",
       "GuardedServerStats",
+      "KvBudgetStore",
+      "KvBudgetStoreOptions",
       "ListenAddress",
       "NoDelayWebSocketOptions",
       "ReloadResult",

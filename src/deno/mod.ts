@@ -3,9 +3,10 @@
  * gateway (`apf serve`) in front of any HTTP upstream, the coordinator
  * server, `serveGuarded()`, the HTTP server both run on (timeouts, a
  * connection cap, an accept loop that survives `EMFILE`), and
- * `noDelayWebSocket()`, the transport to use with
- * `connectCoordinator` on Deno. The portable core is `@apf/edge`; the
- * middleware is `@apf/edge/hono`.
+ * `noDelayWebSocket()`, the transport to use with `connectCoordinator` on
+ * Deno, and `KvBudgetStore`, seat budgets in Deno KV (the isolates of a
+ * Deno Deploy app, or processes sharing a KV file). The portable core is
+ * `@apf/edge`; the middleware is `@apf/edge/hono`.
  *
  * @module
  */
@@ -33,3 +34,4 @@ export {
   serveGuarded,
 } from "./http_server.ts";
 export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";
+export { KvBudgetStore, type KvBudgetStoreOptions } from "./kv_budget_store.ts";
