@@ -65,6 +65,8 @@ export interface BudgetHolderOptions {
   drainMs?: number;
   /** How far the holders' wall clocks may disagree, in ms (default 1,000). */
   skewMs?: number;
+  /** Random numbers in [0, 1) for the period's jitter (default `Math.random`). */
+  random?: () => number;
   /**
    * How long a store operation may take before it counts as failed, in ms
    * (default: `periodMs`, at least 1,000).
@@ -97,6 +99,8 @@ interface LevelState {
   settling: Promise<void> | null;
   /** The wall time of the last settle started. */
   lastSettleAt: number;
+  /** An early settle waiting for its time, or `null`. */
+  soon: Timer | null;
   /** Peak seat demand since the last settle, from the queue set's integrator. */
   demand: number;
   /** Average and deviation of the seat demand over the last period. */
@@ -149,6 +153,7 @@ export class BudgetHolder implements Coordinator {
   #onStoreError: (error: unknown) => void;
   #first: Promise<void>;
   #stats = { settles: 0, conflicts: 0, failures: 0 };
+  #random: () => number;
 
   /**
    * Starts holding budgets for every limited level of `configuration`:
@@ -197,7 +202,16 @@ export class BudgetHolder implements Coordinator {
         }`,
     );
     this.#fraction = fraction;
-    this.id = options.id ?? crypto.randomUUID();
+    const id = options.id ?? crypto.randomUUID();
+    if (typeof id !== "string" || id === "" || id === "__proto__") {
+      throw new TypeError(
+        `Cannot create the budget holder: id must be a non-empty string other than __proto__, got ${
+          JSON.stringify(id)
+        }`,
+      );
+    }
+    this.id = id;
+    this.#random = options.random ?? Math.random;
     this.#store = options.store;
     this.#clock = options.clock ?? systemClock;
     this.#onStoreError = options.onStoreError ?? ((error) => {
@@ -228,7 +242,10 @@ export class BudgetHolder implements Coordinator {
   /**
    * Resolves once every level was settled once (or failed to be).
    *
-   * @throws {StoreRefusedError} (rejects) when the store refused this holder's credential.
+   * @throws {StoreRefusedError} (rejects) when the store refused this holder's
+   * credential. A first settle that timed out resolves it: a refusal then
+   * shows at a later settle (acquires reject from then on, and
+   * `onStoreError` hears of it).
    */
   async ready(): Promise<void> {
     await this.#first;
@@ -277,11 +294,14 @@ export class BudgetHolder implements Coordinator {
     }
     const decided = this.#local.begin(request, options);
     if (decided instanceof Promise) {
-      // It waits on a level that has fewer seats here than its share (none yet, or not yet
-      // free): that level settles now rather than at the period.
+      // It waits on a level that has fewer seats here than its share (none yet, none since it
+      // was idle, or not yet free): that level settles early rather than at the period.
       const level = this.#levels.get(request.priorityLevel);
       const budget = level?.budget;
-      if (budget !== undefined && (budget.capacity < budget.target || budget.mode === "none")) {
+      if (
+        budget !== undefined &&
+        (budget.capacity < budget.target || budget.capacity === 0 || budget.mode === "none")
+      ) {
         this.#settleSoon(level!);
       }
       return decided;
@@ -295,7 +315,10 @@ export class BudgetHolder implements Coordinator {
     this.#closed = true;
     this.#timer?.cancel();
     this.#borrowingTimer?.cancel();
-    for (const level of this.#levels.values()) level.leaseTimer?.cancel();
+    for (const level of this.#levels.values()) {
+      level.leaseTimer?.cancel();
+      level.soon?.cancel();
+    }
     this.#local.close();
   }
 
@@ -325,6 +348,7 @@ export class BudgetHolder implements Coordinator {
           mode: "none",
         },
         settling: null,
+        soon: null,
         lastSettleAt: -Infinity,
         demand: 0,
         average: 0,
@@ -343,7 +367,10 @@ export class BudgetHolder implements Coordinator {
 
   #schedule(): void {
     if (this.#closed) return;
-    this.#timer = this.#clock.setTimer(this.#periodMs, () => {
+    // ±10% around the period: holders started together do not settle in lockstep (each
+    // conflict costs a read and a write more).
+    const jitter = this.#periodMs * (0.9 + 0.2 * this.#random());
+    this.#timer = this.#clock.setTimer(jitter, () => {
       void this.#round();
       this.#schedule();
     });
@@ -389,11 +416,18 @@ export class BudgetHolder implements Coordinator {
     return Promise.all([...this.#levels.values()].map((l) => this.#settleLevel(l))).then(() => {});
   }
 
+  /**
+   * Settles `level` early: now, or, within half a period of its last settle,
+   * half a period after it (one early settle between two rounds: at most two
+   * per period, whatever the load).
+   */
   #settleSoon(level: LevelState): void {
-    if (this.#closed || level.settling !== null) return;
-    // At most one early settle between two rounds: two per period, whatever the load.
-    if (this.#wallNow() - level.lastSettleAt < this.#periodMs / 2) return;
-    void this.#settleLevel(level);
+    if (this.#closed || level.soon !== null) return;
+    const wait = level.lastSettleAt + this.#periodMs / 2 - this.#wallNow();
+    level.soon = this.#clock.setTimer(Math.max(0, wait), () => {
+      level.soon = null;
+      if (level.settling === null) void this.#settleLevel(level);
+    });
   }
 
   #settleLevel(level: LevelState): Promise<void> {

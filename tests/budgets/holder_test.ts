@@ -414,3 +414,23 @@ Deno.test("holder: its dumps show each level's share beside the level's limit; i
   release(a);
   done(s);
 });
+
+Deno.test("holder: a request on a level idle for a while settles it early, not at the next period", async () => {
+  const s = setup(1);
+  const h = s.holders[0]!;
+  await run(s, 3_000);
+  assert.equal(h.budgets()[0]!.capacity, 0, "idle: no seat kept");
+  const a = track(h.acquire(request()));
+  await run(s, 520);
+  const outcome = a.outcome as Admission | "pending";
+  assert.ok(outcome !== "pending" && outcome.admitted, "admitted within half a period");
+  release(a);
+  done(s);
+});
+
+Deno.test("holder: an id that a ledger cannot hold is refused", () => {
+  const store = new MemoryBudgetStore();
+  for (const id of ["", "__proto__", 7]) {
+    assert.throws(() => new BudgetHolder(CONFIG, { store, id: id as never }), TypeError);
+  }
+});
