@@ -7,6 +7,7 @@
 
 import { BudgetHolder } from "../budgets/holder.ts";
 import { HttpBudgetStore } from "../budgets/http_store.ts";
+import { KvBudgetStore } from "../deno/kv_budget_store.ts";
 import type { BudgetStore } from "../budgets/store.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import type { UnreachablePolicy } from "../remote/fallback.ts";
@@ -19,9 +20,13 @@ export const BUDGET_FLAGS_USAGE =
 /** The flags' help lines. */
 export const BUDGET_FLAGS_HELP =
   `  --coordinator-mode M       exact (default for ws:, wss:): every request asks the coordinator;
-                             budget: this gateway decides every request on a share of each
-                             level's seats leased from the coordinator's /budgets/ ledgers
-                             (its --config classifies; every gateway must run the same one)
+                             budget (the only mode of redis:, rediss: and kv:): this gateway
+                             decides every request on a share of each level's seats kept in
+                             ledgers by the coordinator (/budgets/), a Redis or Valkey server
+                             (redis://[:password@]HOST:PORT; the token file gives the password)
+                             or a Deno KV file (kv:PATH, with --unstable-kv and write access to
+                             it; kv: alone: the default KV, as on Deno Deploy); its --config
+                             classifies, and every gateway must run the same one
   --budget-lease <d>         how long a share holds without the store (default 5s)
   --budget-period <d>        how often each level's share is settled (default 1s)`;
 
@@ -43,9 +48,13 @@ export function budgetFlagsOf(
   last: (name: string) => string | undefined,
   coordinator: string | undefined,
 ): BudgetFlags | string {
-  const mode = last("coordinator-mode") ?? "exact";
+  const budgetOnly = coordinator !== undefined && /^(rediss?:\/\/|kv:)/.test(coordinator);
+  const mode = last("coordinator-mode") ?? (budgetOnly ? "budget" : "exact");
   if (mode !== "exact" && mode !== "budget") {
     return `--coordinator-mode must be exact or budget, got ${JSON.stringify(mode)}`;
+  }
+  if (budgetOnly && mode !== "budget") {
+    return `--coordinator ${coordinator!.split(":")[0]}: offers the budget mode only`;
   }
   if (coordinator === undefined && last("coordinator-mode") !== undefined) {
     return "--coordinator-mode needs --coordinator";
@@ -70,12 +79,44 @@ export function budgetFlagsOf(
   return { mode, leaseMs, periodMs };
 }
 
-/** The budget store a coordinator address names: `ws://HOST:PORT` → its `/budgets/` over HTTP. */
-export function budgetStoreAt(coordinator: string, token: string | null): BudgetStore {
+/** A budget store and how to let go of it. */
+export interface OpenedStore {
+  /** The store. */
+  store: BudgetStore;
+  /** Closes its connection or file. */
+  close(): void | Promise<void>;
+}
+
+/**
+ * The budget store a coordinator address names: `ws://HOST:PORT` → its
+ * `/budgets/` over HTTP; `redis://`, `rediss://` → a Redis server (the
+ * client is loaded only then); `kv:PATH` → a Deno KV file (`kv:` alone:
+ * the default one).
+ *
+ * @throws {Error} when the KV file cannot be opened (permissions, `--unstable-kv`).
+ */
+export async function budgetStoreAt(
+  coordinator: string,
+  token: string | null,
+): Promise<OpenedStore> {
+  if (coordinator.startsWith("kv:")) {
+    const path = coordinator.slice("kv:".length);
+    if (typeof Deno.openKv !== "function") {
+      throw new TypeError("Deno KV needs --unstable-kv (deno run --unstable-kv ...)");
+    }
+    const kv = await Deno.openKv(path === "" ? undefined : path);
+    return { store: new KvBudgetStore(kv), close: () => kv.close() };
+  }
   const url = new URL(coordinator);
+  if (url.protocol === "redis:" || url.protocol === "rediss:") {
+    if (token !== null && url.password === "") url.password = encodeURIComponent(token);
+    const { RedisBudgetStore } = await import("../redis/mod.ts");
+    const store = new RedisBudgetStore(url.href);
+    return { store, close: () => store.close() };
+  }
   url.protocol = url.protocol === "wss:" ? "https:" : "http:";
   url.pathname = "/budgets";
-  return new HttpBudgetStore(url, { token });
+  return { store: new HttpBudgetStore(url, { token }), close() {} };
 }
 
 /** A holder for the gateway, on `store`, with the flags' timing and the unreachable policy. */

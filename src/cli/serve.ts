@@ -15,6 +15,7 @@ import {
   budgetFlagsOf,
   budgetStoreAt,
   gatewayHolder,
+  type OpenedStore,
 } from "./_budget_flags.ts";
 import { noDelayWebSocket } from "../deno/no_delay_websocket.ts";
 import { serveGateway } from "../deno/gateway.ts";
@@ -37,7 +38,7 @@ import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
+  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT|redis://HOST:PORT|kv:PATH] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -59,7 +60,7 @@ the request timeout gives 504.
                              them); without it every request is anonymous
   --request-timeout <d>      Go duration (default 60s): a request queues a quarter of it at most
 ${CONNECTION_FLAGS_HELP}
-  --coordinator <ws-url>     take seats from a shared apf coordinator (its configuration is
+  --coordinator <url>        take seats from a shared apf coordinator (ws:, wss:; its configuration is
                              the one classified with; --config serves the local fallback
                              until it is reached)
   --coordinator-token-file F the coordinator's shared secret
@@ -152,8 +153,12 @@ export async function serveCommand(
   const limits = connectionLimitsOf(last);
   if (typeof limits === "string") return fail(limits);
   const coordinatorText = last("coordinator");
-  if (coordinatorText !== undefined && !/^wss?:\/\//.test(coordinatorText)) {
-    return fail(`--coordinator must be a ws: or wss: URL, got ${JSON.stringify(coordinatorText)}`);
+  if (coordinatorText !== undefined && !/^(wss?:\/\/|rediss?:\/\/|kv:)/.test(coordinatorText)) {
+    return fail(
+      `--coordinator must be a ws:, wss:, redis:, rediss: URL or kv:PATH, got ${
+        JSON.stringify(coordinatorText.replace(/\/\/[^@/]*@/, "//…@"))
+      }`,
+    );
   }
   const policy = last("coordinator-policy") ?? "local";
   if (policy !== "local" && policy !== "open" && policy !== "closed") {
@@ -191,9 +196,19 @@ export async function serveCommand(
   const say = tolerantStdout(io);
   // Budget mode: this gateway decides on its share of each level, settled with the store.
   let lastStoreError = -Infinity;
-  const holder = coordinatorText === undefined || budget.mode !== "budget" ? null : gatewayHolder(
+  const shown = coordinatorText?.replace(/\/\/[^@/]*@/, "//…@"); // never a password
+  let opened: OpenedStore | null = null;
+  if (coordinatorText !== undefined && budget.mode === "budget") {
+    try {
+      opened = await budgetStoreAt(coordinatorText, coordinatorToken);
+    } catch (e) {
+      io.stderr(`apf serve: cannot open the budget store ${shown}: ${messageOf(e)}\n`);
+      return 1;
+    }
+  }
+  const holder = opened === null ? null : gatewayHolder(
     loaded.effective,
-    budgetStoreAt(coordinatorText, coordinatorToken),
+    opened.store,
     budget,
     policy,
     fraction,
@@ -201,7 +216,7 @@ export async function serveCommand(
       // An outage fails every settle of every level: one line per 10 s is enough.
       if (Date.now() - lastStoreError < 10_000) return;
       lastStoreError = Date.now();
-      io.stderr(`apf serve: budget store ${coordinatorText}: ${messageOf(e)}\n`);
+      io.stderr(`apf serve: budget store ${shown}: ${messageOf(e)}\n`);
     },
   );
   if (holder !== null) {
@@ -209,6 +224,7 @@ export async function serveCommand(
       await holder.ready();
     } catch (e) {
       holder.close();
+      await opened?.close();
       io.stderr(
         `apf serve: ${messageOf(e)}; check --coordinator-token-file ${
           tokenFile === undefined ? "(none given)" : tokenFile
@@ -217,7 +233,7 @@ export async function serveCommand(
       return 1;
     }
     say(
-      `apf serve: deciding on seat budgets from ${coordinatorText} (lease ${budget.leaseMs} ms, ` +
+      `apf serve: deciding on seat budgets from ${shown} (lease ${budget.leaseMs} ms, ` +
         `period ${budget.periodMs} ms); when its lease ends without the store: policy ${policy}\n`,
     );
   }
@@ -283,6 +299,7 @@ export async function serveCommand(
     unsubscribeConfiguration?.();
     await remote?.close();
     holder?.close();
+    await opened?.close();
     io.stderr(`apf serve: ${withFlagNames(messageOf(e))}\n`);
     return 1;
   }
@@ -312,6 +329,7 @@ export async function serveCommand(
     await gateway.shutdown();
     await remote?.close();
     holder?.close();
+    await opened?.close();
   }
 }
 

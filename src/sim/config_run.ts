@@ -131,6 +131,7 @@ function budgetDeciders(
       drainMs: holders.drainMs,
       skewMs: holders.skewMs,
       storeTimeoutMs: Math.max(holders.periodMs, 4 * holders.storeLatencyMs),
+      random: seededRandom(i + 1), // the periods' jitter, the same in every run
     }));
   return {
     forHolder: (i) => all[i]!,
@@ -317,6 +318,19 @@ async function runMode(
       }),
       clients: clientResults,
     },
+  };
+}
+
+/** A small deterministic generator of numbers in [0, 1) (a 32-bit xorshift). */
+function seededRandom(seed: number): () => number {
+  let x = (seed * 2654435761) >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
   };
 }
 
