@@ -8,9 +8,17 @@
  * acquire + release pair in this process, for the side by side. Variants
  * take turns in rounds; prints every sample and the medians.
  *
+ * The `connect` variant runs the library's own client, `connectCoordinator`
+ * on `noDelayWebSocket()` (`bench/coordinator_connect_client_bench.ts`), in
+ * the same closed loop right after the raw `batched` one, and prints its
+ * ratio to it per round; with `APF_BASELINE=<dir>` (a checkout of another
+ * commit, e.g. main) `connect (baseline)` runs that checkout's client too.
+ *
  * Run: `deno run -A bench/coordinator_remote_bench.ts [rounds=3] [inflight=64]
- * [durationMs=10000]`. `APF_BENCH_SERVER_FLAGS` adds flags to the server's
- * `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); `APF_BENCH_DENO_WS=1` adds, in round 1, the
+ * [durationMs=10000] [variants=batched,unbatched,latency,embedded,connect]`.
+ * `APF_BENCH_SERVER_FLAGS` adds flags to the server's
+ * `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), `APF_BENCH_CLIENT_FLAGS` to the
+ * connect clients'; `APF_BENCH_DENO_WS=1` adds, in round 1, the
  * batched run with Deno's own `WebSocket` client instead of the raw one.
  * `-A`: reading `/proc/<pid>/stat` (CPU of the server and the clients) needs it.
  *
@@ -24,6 +32,10 @@ import { BENCH_LEVEL, BENCH_SERVER_CL } from "./coordinator_server_bench.ts";
 const ROUNDS = Number(Deno.args[0] ?? 3);
 const INFLIGHT = Number(Deno.args[1] ?? 64);
 const DURATION_MS = Number(Deno.args[2] ?? 10_000);
+const VARIANTS = new Set(
+  (Deno.args[3] ?? "batched,unbatched,latency,embedded,connect").split(","),
+);
+const BASELINE = Deno.env.get("APF_BASELINE");
 const WARMUP_MS = 2000;
 const CLIENTS = 4;
 const here = new URL(".", import.meta.url).pathname;
@@ -85,8 +97,26 @@ function runClient(
   name: string,
   transport = "raw",
 ): { pid: number; result: Promise<ClientResult> } {
-  const child = new Deno.Command("deno", {
-    args: [
+  // `connect` and `connect (baseline)`: the library's client; otherwise the raw one in `mode`.
+  const connect = mode.startsWith("connect");
+  const baseline = mode === "connect (baseline)";
+  const clientFlags = (Deno.env.get("APF_BENCH_CLIENT_FLAGS") ?? "").split(" ")
+    .filter((f) => f !== "");
+  const args = connect
+    ? [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-env",
+      ...clientFlags,
+      `${here}coordinator_connect_client_bench.ts`,
+      String(port),
+      String(inflight),
+      String(warmupMs),
+      String(durationMs),
+      name,
+    ]
+    : [
       "run",
       "--allow-net=127.0.0.1",
       "--allow-env=APF_BENCH_WS",
@@ -97,8 +127,12 @@ function runClient(
       String(warmupMs),
       String(durationMs),
       name,
-    ],
-    env: { APF_BENCH_WS: transport },
+    ];
+  const env: Record<string, string> = { APF_BENCH_WS: connect ? "nodelay" : transport };
+  if (baseline) env.APF_BASELINE = BASELINE!;
+  const child = new Deno.Command("deno", {
+    args,
+    env,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -208,21 +242,38 @@ const record = (key: string, sample: Record<string, number>) => {
   console.log(`${key}: ${JSON.stringify(sample)}`);
 };
 try {
-  await embeddedPairs(); // warm up
+  if (VARIANTS.has("embedded")) await embeddedPairs(); // warm up
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`-- round ${round}`);
     for (const server of servers) {
-      for (const mode of ["batched", "unbatched"]) {
+      // The library's clients in turn with the raw one, their order alternating by round.
+      const connects = ["connect", ...(BASELINE !== undefined ? ["connect (baseline)"] : [])]
+        .filter(() => VARIANTS.has("connect"));
+      const modes = [
+        ...(VARIANTS.has("batched") ? ["batched"] : []),
+        ...(round % 2 === 1 ? connects : connects.reverse()),
+        ...(VARIANTS.has("unbatched") ? ["unbatched"] : []),
+      ];
+      for (const mode of modes) {
         record(`${server.name} ${mode}`, await throughput(server, mode));
       }
-      const low = await runClient(server.port, "batched", 1, 1000, 5000, "latency").result;
-      record(`${server.name} latency (1 client, 1 in flight)`, {
-        perSecond: low.perSecond,
-        p50Us: low.p50Ms * 1000,
-        p99Us: low.p99Ms * 1000,
-      });
+      for (const mode of connects) {
+        const raw = rows.get(`${server.name} batched`)?.[round - 1]?.perSecond;
+        const it = rows.get(`${server.name} ${mode}`)![round - 1]!.perSecond!;
+        if (raw !== undefined) {
+          record(`${server.name} ${mode} / batched (paired ratio)`, { ratio: it / raw });
+        }
+      }
+      if (VARIANTS.has("latency")) {
+        const low = await runClient(server.port, "batched", 1, 1000, 5000, "latency").result;
+        record(`${server.name} latency (1 client, 1 in flight)`, {
+          perSecond: low.perSecond,
+          p50Us: low.p50Ms * 1000,
+          p99Us: low.p99Ms * 1000,
+        });
+      }
     }
-    record("embedded pair (in process)", await embeddedPairs());
+    if (VARIANTS.has("embedded")) record("embedded pair (in process)", await embeddedPairs());
     if (round === 1 && Deno.env.get("APF_BENCH_DENO_WS") === "1") {
       record(
         `${servers[0]!.name} batched, Deno WebSocket client`,
