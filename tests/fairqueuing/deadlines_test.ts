@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { type Deadline, Deadlines } from "../../src/deno/_deadlines.ts";
+import { type Deadline, Deadlines } from "../../src/fairqueuing/deadlines.ts";
 
 function deadline(endsAt: number, fired: number[]): Deadline {
   return { endsAt, fire: () => fired.push(endsAt) };

@@ -1,14 +1,16 @@
 /**
- * The upstream deadlines of the reverse proxy on one clock timer. A timer
- * per request (set before the upstream call, cleared when its headers
- * arrive, microseconds later) cost about 2 µs a request on Deno; here a
- * deadline is an entry in a set, and one timer is armed at the earliest of
- * them, re-armed when it fires for those still pending.
+ * Deadlines on one clock timer: the reverse proxy's upstream deadlines
+ * (`src/deno/_proxy.ts`) and the client kit's acquire deadlines
+ * (`src/remote/seat_client.ts`). A timer per request (set when it starts,
+ * cleared when it is answered, microseconds or milliseconds later) cost
+ * about 2 µs a request on Deno; here a deadline is an entry in a set, and
+ * one timer is armed at the earliest of them, re-armed when it fires for
+ * those still pending.
  *
  * @module
  */
 
-import type { Clock, Timer } from "../fairqueuing/clock.ts";
+import type { Clock, Timer } from "./clock.ts";
 
 /** One pending deadline: when it passes, and what it does then. */
 export interface Deadline {
