@@ -35,6 +35,7 @@
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import {
@@ -79,21 +80,35 @@ export interface SeatClientStats {
   lost: number;
 }
 
-/** An acquire waiting for its decision. */
-interface Pending {
-  id: number;
-  request: SeatRequest;
-  /** When its queue wait limit ends, on the client's clock. */
-  waitEndsAt: number;
-  resolve(admission: Admission): void;
-  reject(error: unknown): void;
-  deadline: Timer;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | null;
+/**
+ * An acquire waiting for its decision. Its deadline (queue wait limit plus
+ * the margin) is an entry of the kit's deadline set, which keeps one timer
+ * for all of them (`src/fairqueuing/deadlines.ts`).
+ */
+class Pending implements Deadline {
+  /** Its signal's listener, while one is registered. */
+  onAbort: (() => void) | null = null;
   /** Handed to the transport (on its current connection). */
-  sent: boolean;
+  sent = false;
   /** Its signal was aborted before the acquire: the server decides (it may admit at once). */
-  cancelOnSend: boolean;
+  cancelOnSend = false;
+
+  constructor(
+    readonly id: number,
+    readonly request: SeatRequest,
+    /** When its queue wait limit ends, on the client's clock. */
+    readonly waitEndsAt: number,
+    /** When the kit answers it without the server: the wait limit plus the margin. */
+    readonly endsAt: number,
+    readonly resolve: (admission: Admission) => void,
+    readonly reject: (error: unknown) => void,
+    readonly signal: AbortSignal | undefined,
+    readonly expire: (p: Pending) => void,
+  ) {}
+
+  fire(): void {
+    this.expire(this);
+  }
 }
 
 const CANCELLED: Admission = { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
@@ -120,6 +135,8 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   #listeners = new Set<(c: WireConfiguration) => void>();
   #nextId = 0;
   #pending = new Map<number, Pending>();
+  #deadlines: Deadlines;
+  #expire = (p: Pending): void => this.#deadline(p);
   #held = new Map<number, RemoteSeat>();
   #renewTimer: Timer | null = null;
   /** Waiting for the transport's first outcome (reachable, unreachable, refused), or `null`. */
@@ -159,6 +176,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     );
     this.#stats = stats;
     this.#clock = options.clock ?? systemClock;
+    this.#deadlines = new Deadlines(this.#clock);
     this.#marginMs = margin;
     this.#measure = options.measureExecution ?? false;
     const given = options.fallback?.configuration ?? null;
@@ -218,20 +236,19 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     const signal = readSignal(options);
     if (state === "disconnected") return this.#byPolicy(request, signal, false);
     return new Promise<Admission>((resolve, reject) => {
-      const waitLimitMs = waitLimitOf(request);
-      const p: Pending = {
-        id: this.#nextId++,
+      const waitEndsAt = this.#clock.now() + waitLimitOf(request);
+      const p = new Pending(
+        this.#nextId++,
         request,
-        waitEndsAt: this.#clock.now() + waitLimitMs,
+        waitEndsAt,
+        waitEndsAt + this.#marginMs,
         resolve,
         reject,
-        deadline: this.#clock.setTimer(waitLimitMs + this.#marginMs, () => this.#deadline(p)),
         signal,
-        onAbort: null,
-        sent: false,
-        cancelOnSend: false,
-      };
+        this.#expire,
+      );
       this.#pending.set(p.id, p);
+      this.#deadlines.add(p);
       if (signal?.aborted === true) {
         // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10): the
         // server decides.
@@ -458,10 +475,10 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     p.resolve(CANCELLED);
   }
 
-  /** Forgets `p`: its timer and its signal listener go. */
+  /** Forgets `p`: its deadline and its signal listener go. */
   #settle(p: Pending): void {
     this.#pending.delete(p.id);
-    p.deadline.cancel();
+    this.#deadlines.remove(p);
     if (p.onAbort !== null) p.signal?.removeEventListener("abort", p.onAbort);
     p.onAbort = null;
   }
