@@ -34,7 +34,7 @@
  */
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
-import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
@@ -135,10 +135,12 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   #listeners = new Set<(c: WireConfiguration) => void>();
   #nextId = 0;
   #pending = new Map<number, Pending>();
+  /** Every acquire's deadline and the next lease renewal, on one timer. */
   #deadlines: Deadlines;
   #expire = (p: Pending): void => this.#deadline(p);
   #held = new Map<number, RemoteSeat>();
-  #renewTimer: Timer | null = null;
+  /** The next lease renewal, in the deadline set while seats are held. */
+  #renewal: Deadline | null = null;
   /** Waiting for the transport's first outcome (reachable, unreachable, refused), or `null`. */
   #firstAttempt: Array<{ resolve(): void; reject(e: unknown): void }> | null;
   #refusal: Error | null = null;
@@ -431,28 +433,39 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#transport.release(id, this.#measure ? 0 : null);
   }
 
-  /** Renews, every half lease, the leases of seats held for a quarter lease or more. */
+  /**
+   * Renews, every half lease, the leases of seats held for a quarter lease
+   * or more. The renewal is an entry of the deadline set, not a timer of its
+   * own: a client whose seats come and go (held seats dropping to none and
+   * back, tick after tick) then arms no timer for them while acquires wait.
+   */
   #armRenewals(): void {
-    if (this.#renewTimer !== null || this.#held.size === 0) return;
+    if (this.#renewal !== null || this.#held.size === 0) return;
     const leaseMs = this.#transport.leaseMs;
-    this.#renewTimer = this.#clock.setTimer(Math.max(1, leaseMs / 2), () => {
-      this.#renewTimer = null;
-      if (this.#transport.state === "connected") {
-        const now = this.#clock.now();
-        for (const seat of [...this.#held.values()]) {
-          if (now - seat.leasedAt >= leaseMs / 4) {
-            seat.leasedAt = now;
-            this.#transport.renew(seat.id);
+    const renewal: Deadline = {
+      endsAt: this.#clock.now() + Math.max(1, leaseMs / 2),
+      fire: () => {
+        if (this.#renewal !== renewal) return;
+        this.#renewal = null;
+        if (this.#transport.state === "connected") {
+          const now = this.#clock.now();
+          for (const seat of [...this.#held.values()]) {
+            if (now - seat.leasedAt >= leaseMs / 4) {
+              seat.leasedAt = now;
+              this.#transport.renew(seat.id);
+            }
           }
         }
-      }
-      this.#armRenewals();
-    });
+        this.#armRenewals();
+      },
+    };
+    this.#renewal = renewal;
+    this.#deadlines.add(renewal);
   }
 
   #stopRenewals(): void {
-    this.#renewTimer?.cancel();
-    this.#renewTimer = null;
+    if (this.#renewal !== null) this.#deadlines.remove(this.#renewal);
+    this.#renewal = null;
   }
 
   // ---- acquires -----------------------------------------------------------
