@@ -109,6 +109,7 @@ export function reverseProxy(
  */
 class UpstreamDeadline implements Deadline, BodyDeadline {
   readonly endsAt: number;
+  deadlineSlot = -1;
   #deadlines: Deadlines;
   #controller: AbortController;
   #passed = false;

@@ -18,12 +18,22 @@ export interface Deadline {
   readonly endsAt: number;
   /** Called once when it passes (unless removed before). */
   fire(): void;
+  /**
+   * The set's bookkeeping, not the owner's: where the deadline is in the
+   * set that watches it, `-1` while none does. Start it at `-1`; a deadline
+   * is in one set at a time.
+   */
+  deadlineSlot: number;
 }
 
-/** Deadlines sharing one timer of `clock`. */
+/**
+ * Deadlines sharing one timer of `clock`. Adding and removing take constant
+ * time and allocate nothing (an array, each deadline knowing its slot);
+ * when the timer fires, it looks at every pending deadline once.
+ */
 export class Deadlines {
   #clock: Clock;
-  #pending = new Set<Deadline>();
+  #pending: Deadline[] = [];
   #timer: Timer | null = null;
   #armedAt = Infinity;
   #closed = false;
@@ -34,7 +44,7 @@ export class Deadlines {
 
   /** Deadlines not yet passed nor removed. */
   get size(): number {
-    return this.#pending.size;
+    return this.#pending.length;
   }
 
   /** Watches `deadline` until it passes or is removed (a closed set fires it at once). */
@@ -43,15 +53,25 @@ export class Deadlines {
       deadline.fire();
       return;
     }
-    this.#pending.add(deadline);
+    if (this.#pending[deadline.deadlineSlot] === deadline) return;
+    deadline.deadlineSlot = this.#pending.length;
+    this.#pending.push(deadline);
     if (deadline.endsAt < this.#armedAt) this.#arm(deadline.endsAt);
   }
 
   /** Stops watching `deadline`; a no-op when it passed or was removed already. */
   remove(deadline: Deadline): void {
-    this.#pending.delete(deadline);
+    const pending = this.#pending;
+    const slot = deadline.deadlineSlot;
+    if (pending[slot] !== deadline) return;
+    const last = pending.pop()!;
+    if (last !== deadline) {
+      pending[slot] = last;
+      last.deadlineSlot = slot;
+    }
+    deadline.deadlineSlot = -1;
     // An empty set keeps no timer: nothing would hold the process (or a test) open for it.
-    if (this.#pending.size === 0 && this.#timer !== null) this.#disarm();
+    if (pending.length === 0 && this.#timer !== null) this.#disarm();
   }
 
   /** Fires every pending deadline now and stops the timer: nothing is watched any more. */
@@ -59,8 +79,9 @@ export class Deadlines {
     if (this.#closed) return;
     this.#closed = true;
     this.#disarm();
-    const pending = [...this.#pending];
-    this.#pending.clear();
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const d of pending) d.deadlineSlot = -1;
     for (const d of pending) d.fire();
   }
 
@@ -80,14 +101,14 @@ export class Deadlines {
     this.#timer = null;
     this.#armedAt = Infinity;
     const now = this.#clock.now();
-    let next = Infinity;
     const passed: Deadline[] = [];
-    for (const d of this.#pending) {
-      if (d.endsAt <= now) passed.push(d);
-      else if (d.endsAt < next) next = d.endsAt;
-    }
-    for (const d of passed) this.#pending.delete(d);
+    for (const d of this.#pending) if (d.endsAt <= now) passed.push(d);
+    for (const d of passed) this.remove(d);
+    let next = Infinity;
+    for (const d of this.#pending) if (d.endsAt < next) next = d.endsAt;
     if (next < Infinity && !this.#closed) this.#arm(next);
+    // Earliest first (the array's order is not the order they were added in).
+    passed.sort((a, b) => a.endsAt - b.endsAt);
     for (const d of passed) d.fire();
   };
 }

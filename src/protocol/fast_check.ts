@@ -45,6 +45,13 @@ const isUint32 = (v: unknown): boolean => typeof v === "number" && v >>> 0 === v
 const isInt = (v: unknown, min: number): boolean =>
   typeof v === "number" && Number.isInteger(v) && v >= min && v <= MAX_SEATS;
 
+/** How many enumerable keys `o` has, all of them own (a key from a prototype counts as 2 extra: never a match). */
+function ownKeys(o: Obj): number {
+  let n = 0;
+  for (const k in o) n += Object.hasOwn(o, k) ? 1 : 2;
+  return n;
+}
+
 function keysWithin(o: Obj, allowed: Set<string>): boolean {
   for (const k in o) if (!allowed.has(k) || !Object.hasOwn(o, k)) return false;
   return true;
@@ -61,7 +68,7 @@ function isRequest(r: unknown): boolean {
   const hash = r.flowHash;
   if (hash !== undefined && hash !== null) {
     if (!isObject(hash) || !isUint32(hash.hi) || !isUint32(hash.lo)) return false;
-    if (Object.keys(hash).length !== 2) return false;
+    if (ownKeys(hash) !== 2) return false;
   }
   if (r.distinguisher !== undefined && !isName(r.distinguisher)) return false;
   if (r.waitLimitMs !== undefined && !isMs(r.waitLimitMs)) return false;
@@ -74,7 +81,7 @@ function isRequest(r: unknown): boolean {
   }
   const details = r.details;
   if (details !== undefined) {
-    if (!isObject(details) || Object.keys(details).length !== DETAIL_KEYS.length) return false;
+    if (!isObject(details) || ownKeys(details) !== DETAIL_KEYS.length) return false;
     for (const k of DETAIL_KEYS) {
       const v = details[k];
       if (typeof v !== "string" || v.length > (k === "path" ? MAX_PATH : MAX_NAME)) return false;

@@ -92,6 +92,7 @@ class Pending implements Deadline {
   sent = false;
   /** Its signal was aborted before the acquire: the server decides (it may admit at once). */
   cancelOnSend = false;
+  deadlineSlot = -1;
 
   constructor(
     readonly id: number,
@@ -443,6 +444,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     if (this.#renewal !== null || this.#held.size === 0) return;
     const leaseMs = this.#transport.leaseMs;
     const renewal: Deadline = {
+      deadlineSlot: -1,
       endsAt: this.#clock.now() + Math.max(1, leaseMs / 2),
       fire: () => {
         if (this.#renewal !== renewal) return;
