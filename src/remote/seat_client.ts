@@ -86,6 +86,10 @@ export interface SeatClientStats {
  * for all of them (`src/fairqueuing/deadlines.ts`).
  */
 class Pending implements Deadline {
+  /** What the caller awaits. */
+  readonly promise: Promise<Admission>;
+  resolve!: (admission: Admission) => void;
+  reject!: (error: unknown) => void;
   /** Its signal's listener, while one is registered. */
   onAbort: (() => void) | null = null;
   /** Handed to the transport (on its current connection). */
@@ -101,11 +105,14 @@ class Pending implements Deadline {
     readonly waitEndsAt: number,
     /** When the kit answers it without the server: the wait limit plus the margin. */
     readonly endsAt: number,
-    readonly resolve: (admission: Admission) => void,
-    readonly reject: (error: unknown) => void,
     readonly signal: AbortSignal | undefined,
     readonly expire: (p: Pending) => void,
-  ) {}
+  ) {
+    this.promise = new Promise<Admission>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
 
   fire(): void {
     this.expire(this);
@@ -135,11 +142,18 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   #configuration: WireConfiguration | null = null;
   #listeners = new Set<(c: WireConfiguration) => void>();
   #nextId = 0;
-  #pending = new Map<number, Pending>();
+  /**
+   * Every acquire waiting for its decision and every seat held, by acquire
+   * id (a seat keeps its acquire's id): one map, in which a grant takes its
+   * acquire's place, so that a client whose seats come and go does not grow
+   * and shrink two maps tick after tick.
+   */
+  #byId = new Map<number, Pending | RemoteSeat>();
+  /** How many of {@linkcode #byId} are held seats. */
+  #heldCount = 0;
   /** Every acquire's deadline and the next lease renewal, on one timer. */
   #deadlines: Deadlines;
   #expire = (p: Pending): void => this.#deadline(p);
-  #held = new Map<number, RemoteSeat>();
   /** The next lease renewal, in the deadline set while seats are held. */
   #renewal: Deadline | null = null;
   /** Waiting for the transport's first outcome (reachable, unreachable, refused), or `null`. */
@@ -238,30 +252,32 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     }
     const signal = readSignal(options);
     if (state === "disconnected") return this.#byPolicy(request, signal, false);
-    return new Promise<Admission>((resolve, reject) => {
-      const waitEndsAt = this.#clock.now() + waitLimitOf(request);
-      const p = new Pending(
-        this.#nextId++,
-        request,
-        waitEndsAt,
-        waitEndsAt + this.#marginMs,
-        resolve,
-        reject,
-        signal,
-        this.#expire,
-      );
-      this.#pending.set(p.id, p);
-      this.#deadlines.add(p);
-      if (signal?.aborted === true) {
-        // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10): the
-        // server decides.
-        p.cancelOnSend = true;
-      } else if (signal !== undefined) {
-        p.onAbort = () => this.#abort(p);
-        signal.addEventListener("abort", p.onAbort, { once: true });
-      }
-      if (state === "connected") this.#send(p);
-    });
+    const waitEndsAt = this.#clock.now() + waitLimitOf(request);
+    const p = new Pending(
+      this.#nextId++,
+      request,
+      waitEndsAt,
+      waitEndsAt + this.#marginMs,
+      signal,
+      this.#expire,
+    );
+    this.#byId.set(p.id, p);
+    this.#deadlines.add(p);
+    if (signal?.aborted === true) {
+      // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10): the
+      // server decides.
+      p.cancelOnSend = true;
+    } else if (signal !== undefined) {
+      this.#watch(p, signal);
+    }
+    if (state === "connected") this.#send(p);
+    return p.promise;
+  }
+
+  /** Answers `p` when `signal` aborts (in a method of its own: no closure for an acquire without one). */
+  #watch(p: Pending, signal: AbortSignal): void {
+    p.onAbort = () => this.#abort(p);
+    signal.addEventListener("abort", p.onAbort, { once: true });
   }
 
   /**
@@ -277,20 +293,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#attempted();
     const t = this.#transport;
     const connected = t.state === "connected";
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       // Cancelled before the releases below, so that no freed seat goes to it.
       if (p.sent && connected) t.cancel?.(p.id);
       p.resolve(unavailable());
     }
     if (releaseHeld) {
-      for (const seat of this.#held.values()) {
+      for (const seat of this.#seats()) {
+        this.#drop(seat);
         seat.lose();
         if (connected) t.release(seat.id, this.#executionMs(seat, null));
       }
-      this.#held.clear();
     }
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#heldCount === 0) this.#stopRenewals();
     this.#fallback.close();
   }
 
@@ -314,20 +330,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   reachable(kept: Iterable<number>): number {
     const keep = new Set(kept);
     let reclaimed = 0;
-    for (const [id, seat] of this.#held) {
-      if (keep.delete(id)) {
+    for (const seat of this.#seats()) {
+      if (keep.delete(seat.id)) {
         reclaimed++;
         continue;
       }
       seat.lose();
-      this.#held.delete(id);
+      this.#drop(seat);
       this.#stats.lost++;
     }
     // Held by the server, not by us: released while unreachable, or granted while the decision was lost.
     for (const id of keep) this.#lateRelease(id);
-    for (const p of this.#pending.values()) if (!p.sent) this.#send(p);
+    for (const p of this.#waiting()) if (!p.sent) this.#send(p);
     const now = this.#clock.now();
-    for (const seat of this.#held.values()) seat.leasedAt = now;
+    for (const seat of this.#seats()) seat.leasedAt = now;
     this.#stopRenewals();
     this.#armRenewals();
     this.#fallback.handOver();
@@ -340,7 +356,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#attempted();
     // The server cancels a closed connection's waiters; seats it granted late come back in `kept`.
     const now = this.#clock.now();
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       // Only what is left of its wait limit: the deadline still holds.
       const waitLimitMs = Math.max(0, p.waitEndsAt - now);
@@ -356,39 +372,44 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   refused(error: Error): void {
     this.#refusal = error;
     this.#attempted();
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       p.reject(error);
     }
-    for (const seat of this.#held.values()) seat.lose();
-    this.#held.clear();
+    for (const seat of this.#seats()) {
+      this.#drop(seat);
+      seat.lose();
+    }
     this.#stopRenewals();
   }
 
   /** Acquire `id` is decided: its caller's answer, or a late seat given back. */
   decided(id: number, decision: TransportDecision): void {
-    const p = this.#pending.get(id);
-    if (p === undefined || !p.sent) {
+    const p = this.#byId.get(id);
+    if (!(p instanceof Pending) || !p.sent) {
       // Answered already (deadline, abort, lost connection): never keep its seat.
       if (decision.admitted) this.#lateRelease(id);
       return;
     }
-    this.#settle(p);
     if (!decision.admitted) {
+      this.#settle(p);
       const { reason, retryAfterSeconds } = decision;
       p.resolve({ admitted: false, reason, retryAfterSeconds });
       return;
     }
+    // The seat takes the acquire's place in the map.
+    this.#settle(p, false);
     const seat = new RemoteSeat(this, id, p.request.priorityLevel, this.#clock.now());
-    this.#held.set(id, seat);
+    this.#byId.set(id, seat);
+    this.#heldCount++;
     this.#armRenewals();
     p.resolve({ admitted: true, seat, waitedMs: decision.waitedMs });
   }
 
   /** Acquire `id` failed: the caller's bug is rejected, anything else goes to the policy. */
   failed(id: number, error: unknown): boolean {
-    const p = this.#pending.get(id);
-    if (p === undefined || !p.sent) return false;
+    const p = this.#byId.get(id);
+    if (!(p instanceof Pending) || !p.sent) return false;
     this.#settle(p);
     const name = (error as { name?: unknown } | null)?.name;
     if (name === "TypeError" || name === "RangeError") {
@@ -402,26 +423,46 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
 
   /** The server no longer holds seat `id`: lost; its release does nothing. */
   expired(id: number): void {
-    const seat = this.#held.get(id);
-    if (seat === undefined) return;
-    this.#held.delete(id);
+    const seat = this.#byId.get(id);
+    if (!(seat instanceof RemoteSeat)) return;
+    this.#drop(seat);
     seat.lose();
     this.#stats.lost++;
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#heldCount === 0) this.#stopRenewals();
   }
 
   // ---- seats --------------------------------------------------------------
 
   /** A seat ended (from {@linkcode RemoteSeat}): the transport gives it back. */
   ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void {
-    if (this.#held.get(seat.id) !== seat) return;
-    this.#held.delete(seat.id);
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#byId.get(seat.id) !== seat) return;
+    this.#drop(seat);
+    if (this.#heldCount === 0) this.#stopRenewals();
     // While unreachable the release cannot leave: after a resume, the server reports the seat
     // kept, and it goes back then (see reachable).
     if (this.#transport.state !== "connected") return;
     if (initialized) this.#transport.initialized(seat.id);
     else this.#transport.release(seat.id, this.#executionMs(seat, executionMs));
+  }
+
+  /** The acquires waiting for their decision, in the order they were made (a copy). */
+  #waiting(): Pending[] {
+    const out: Pending[] = [];
+    for (const e of this.#byId.values()) if (e instanceof Pending) out.push(e);
+    return out;
+  }
+
+  /** The seats held, in the order of their acquires (a copy). */
+  #seats(): RemoteSeat[] {
+    const out: RemoteSeat[] = [];
+    for (const e of this.#byId.values()) if (e instanceof RemoteSeat) out.push(e);
+    return out;
+  }
+
+  /** `seat` is no longer held. */
+  #drop(seat: RemoteSeat): void {
+    this.#byId.delete(seat.id);
+    this.#heldCount--;
   }
 
   #executionMs(seat: RemoteSeat, measured: number | null): number | null {
@@ -441,7 +482,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
    * back, tick after tick) then arms no timer for them while acquires wait.
    */
   #armRenewals(): void {
-    if (this.#renewal !== null || this.#held.size === 0) return;
+    if (this.#renewal !== null || this.#heldCount === 0) return;
     const leaseMs = this.#transport.leaseMs;
     const renewal: Deadline = {
       deadlineSlot: -1,
@@ -451,7 +492,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
         this.#renewal = null;
         if (this.#transport.state === "connected") {
           const now = this.#clock.now();
-          for (const seat of [...this.#held.values()]) {
+          for (const seat of this.#seats()) {
             if (now - seat.leasedAt >= leaseMs / 4) {
               seat.leasedAt = now;
               this.#transport.renew(seat.id);
@@ -479,7 +520,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   }
 
   #abort(p: Pending): void {
-    if (this.#pending.get(p.id) !== p) return;
+    if (this.#byId.get(p.id) !== p) return;
     const cancel = this.#transport.cancel;
     if (p.sent && cancel !== null) {
       // The server answers: `cancelled`, or the seat it had just granted.
@@ -490,16 +531,16 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     p.resolve(CANCELLED);
   }
 
-  /** Forgets `p`: its deadline and its signal listener go. */
-  #settle(p: Pending): void {
-    this.#pending.delete(p.id);
+  /** Forgets `p`: its deadline and its signal listener go, and its entry unless `remove` is false. */
+  #settle(p: Pending, remove = true): void {
+    if (remove) this.#byId.delete(p.id);
     this.#deadlines.remove(p);
     if (p.onAbort !== null) p.signal?.removeEventListener("abort", p.onAbort);
     p.onAbort = null;
   }
 
   #deadline(p: Pending): void {
-    if (this.#pending.get(p.id) !== p) return;
+    if (this.#byId.get(p.id) !== p) return;
     this.#settle(p);
     if (p.sent) this.#transport.cancel?.(p.id);
     this.#byPolicy(p.request, p.signal, true).then(p.resolve, p.reject);
