@@ -16,7 +16,8 @@
  * client and transport are that checkout's, for a before/after in the same
  * run.
  *
- * Counts admitted decisions during `durationMs` after `warmupMs`, and the
+ * Counts admitted decisions during `durationMs` after `warmupMs` (or from
+ * `APF_BENCH_START_AT`: `_bench_window.ts`), and the
  * time of each `acquire()`; prints one JSON line (the raw client's fields)
  * and exits.
  *
@@ -30,6 +31,7 @@
 import type { connectCoordinator as Connect } from "../src/remote/client.ts";
 import type { noDelayWebSocket as NoDelay } from "../src/deno/no_delay_websocket.ts";
 import { BENCH_REQUESTS } from "./_bench_requests.ts";
+import { selfCpuSeconds, windowOpens } from "./_bench_window.ts";
 
 const [portArg, inflightArg, warmupArg, durationArg, name = "bench-connect"] = Deno.args;
 const inflight = Number(inflightArg ?? 64);
@@ -75,12 +77,14 @@ async function loop(): Promise<void> {
 }
 
 const loops = Array.from({ length: inflight }, loop);
-await new Promise((r) => setTimeout(r, warmupMs));
+await windowOpens(warmupMs);
 measuring = true;
 const start = performance.now();
+const cpu0 = selfCpuSeconds();
 const counted0 = { framesSent: client.stats.framesSent, received: client.stats.framesReceived };
 await new Promise((r) => setTimeout(r, durationMs));
 measuring = false;
+const cpuSeconds = selfCpuSeconds() - cpu0;
 const seconds = (performance.now() - start) / 1000;
 const framesSent = client.stats.framesSent - counted0.framesSent;
 const framesReceived = client.stats.framesReceived - counted0.received;
@@ -98,6 +102,8 @@ console.log(JSON.stringify({
   admitted,
   rejected,
   perSecond: admitted / seconds,
+  // The process's CPU over the window, in cores.
+  cpu: cpuSeconds / seconds,
   framesSentPerSecond: framesSent / seconds,
   // Each admission is a release and an acquire.
   opsPerFrameSent: (2 * admitted) / Math.max(1, framesSent),

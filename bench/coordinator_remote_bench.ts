@@ -86,6 +86,8 @@ interface ClientResult {
   framesReceivedPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** The client's own CPU over its window, in cores. */
+  cpu: number;
 }
 
 function runClient(
@@ -96,6 +98,7 @@ function runClient(
   durationMs: number,
   name: string,
   transport = "raw",
+  startAt?: number,
 ): { pid: number; result: Promise<ClientResult> } {
   // `connect` and `connect (baseline)`: the library's client; otherwise the raw one in `mode`.
   const connect = mode.startsWith("connect");
@@ -119,7 +122,7 @@ function runClient(
     : [
       "run",
       "--allow-net=127.0.0.1",
-      "--allow-env=APF_BENCH_WS",
+      "--allow-env=APF_BENCH_WS,APF_BENCH_START_AT",
       `${here}coordinator_client_bench.ts`,
       String(port),
       mode,
@@ -128,7 +131,10 @@ function runClient(
       String(durationMs),
       name,
     ];
-  const env: Record<string, string> = { APF_BENCH_WS: connect ? "nodelay" : transport };
+  const env: Record<string, string> = {
+    APF_BENCH_WS: connect ? "nodelay" : transport,
+    ...(startAt !== undefined && { APF_BENCH_START_AT: String(startAt) }),
+  };
   if (baseline) env.APF_BASELINE = BASELINE!;
   const child = new Deno.Command("deno", {
     args,
@@ -158,20 +164,20 @@ function machineTicks(): { busy: number; total: number } {
 
 /** 4 clients in `mode`; the server's CPU share and the machine's during the window. */
 async function throughput(server: Server, mode: string, transport = "raw") {
+  // Every client measures the same seconds, from a wall-clock time after its warm-up, and
+  // reports its own CPU over them; the server's and the machine's are sampled inside them.
+  const startAt = Date.now() + WARMUP_MS + 500;
   const clients = Array.from(
     { length: CLIENTS },
-    (_, i) => runClient(server.port, mode, INFLIGHT, WARMUP_MS, DURATION_MS, `c${i}`, transport),
+    (_, i) =>
+      runClient(server.port, mode, INFLIGHT, WARMUP_MS, DURATION_MS, `c${i}`, transport, startAt),
   );
-  // Sample inside the clients' measuring window (they need ~0.3 s to start).
-  await new Promise((r) => setTimeout(r, WARMUP_MS + 700));
-  const clientCpu = () => clients.reduce((a, c) => a + cpuSeconds(c.pid), 0);
+  await new Promise((r) => setTimeout(r, startAt - Date.now() + 500));
   const cpu0 = cpuSeconds(server.pid),
-    c0 = clientCpu(),
     m0 = machineTicks(),
     t0 = performance.now();
-  await new Promise((r) => setTimeout(r, DURATION_MS - 1500));
+  await new Promise((r) => setTimeout(r, DURATION_MS - 1000));
   const cpu1 = cpuSeconds(server.pid),
-    c1 = clientCpu(),
     m1 = machineTicks(),
     t1 = performance.now();
   const results = await Promise.all(clients.map((c) => c.result));
@@ -183,7 +189,7 @@ async function throughput(server: Server, mode: string, transport = "raw") {
     p50Ms: median(results.map((r) => r.p50Ms)),
     p99Ms: median(results.map((r) => r.p99Ms)),
     serverCpu: (cpu1 - cpu0) / ((t1 - t0) / 1000),
-    clientsCpu: (c1 - c0) / ((t1 - t0) / 1000),
+    clientsCpu: results.reduce((a, r) => a + r.cpu, 0),
     machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
   };
 }

@@ -101,8 +101,6 @@ class Pending implements Deadline {
   constructor(
     readonly id: number,
     readonly request: SeatRequest,
-    /** When its queue wait limit ends, on the client's clock. */
-    readonly waitEndsAt: number,
     /** When the kit answers it without the server: the wait limit plus the margin. */
     readonly endsAt: number,
     readonly signal: AbortSignal | undefined,
@@ -252,12 +250,10 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     }
     const signal = readSignal(options);
     if (state === "disconnected") return this.#byPolicy(request, signal, false);
-    const waitEndsAt = this.#clock.now() + waitLimitOf(request);
     const p = new Pending(
       this.#nextId++,
       request,
-      waitEndsAt,
-      waitEndsAt + this.#marginMs,
+      this.#clock.now() + waitLimitOf(request) + this.#marginMs,
       signal,
       this.#expire,
     );
@@ -359,7 +355,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     for (const p of this.#waiting()) {
       this.#settle(p);
       // Only what is left of its wait limit: the deadline still holds.
-      const waitLimitMs = Math.max(0, p.waitEndsAt - now);
+      const waitLimitMs = Math.max(0, this.#waitEndsAt(p) - now);
       this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     }
   }
@@ -416,7 +412,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
       p.reject(error);
       return false;
     }
-    const waitLimitMs = Math.max(0, p.waitEndsAt - this.#clock.now());
+    const waitLimitMs = Math.max(0, this.#waitEndsAt(p) - this.#clock.now());
     this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     return true;
   }
@@ -529,6 +525,11 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     }
     this.#settle(p);
     p.resolve(CANCELLED);
+  }
+
+  /** When `p`'s queue wait limit ends, on the client's clock: its deadline less the margin. */
+  #waitEndsAt(p: Pending): number {
+    return p.endsAt - this.#marginMs;
   }
 
   /** Forgets `p`: its deadline and its signal listener go, and its entry unless `remove` is false. */
