@@ -271,12 +271,17 @@ try {
         }
       }
       if (VARIANTS.has("latency")) {
-        const low = await runClient(server.port, "batched", 1, 1000, 5000, "latency").result;
-        record(`${server.name} latency (1 client, 1 in flight)`, {
-          perSecond: low.perSecond,
-          p50Us: low.p50Ms * 1000,
-          p99Us: low.p99Ms * 1000,
-        });
+        // The raw client, then the library's ones (1 in flight: the added latency, no queueing).
+        for (const mode of ["batched", ...connects]) {
+          const low = await runClient(server.port, mode, 1, 1000, 5000, "latency").result;
+          const name = mode === "batched" ? "" : ` ${mode}`;
+          record(`${server.name} latency${name} (1 client, 1 in flight)`, {
+            perSecond: low.perSecond,
+            p50Us: low.p50Ms * 1000,
+            p99Us: low.p99Ms * 1000,
+            cpu: low.cpu,
+          });
+        }
       }
     }
     if (VARIANTS.has("embedded")) record("embedded pair (in process)", await embeddedPairs());
