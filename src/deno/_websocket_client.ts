@@ -29,7 +29,6 @@ import {
   OP_CLOSE,
   OP_PING,
   OP_PONG,
-  OP_TEXT,
   ProtocolError,
 } from "./_websocket_frames.ts";
 import {
