@@ -8,11 +8,12 @@
  *   triggers leave as one `ops` message (as a real client coalesces a tick).
  * - `unbatched`: one operation per `ops` message.
  *
- * Counts admitted decisions received during `durationMs` after `warmupMs`,
+ * Counts admitted decisions received during `durationMs` after `warmupMs`
+ * (or from `APF_BENCH_START_AT`: `_bench_window.ts`),
  * and the time from sending each acquire to receiving its decision; prints
  * one JSON line and exits.
  *
- * Run: `deno run --allow-net=127.0.0.1 bench/coordinator_client_bench.ts
+ * Run: `deno run --allow-net=127.0.0.1 --allow-env bench/coordinator_client_bench.ts
  * <port> <batched|unbatched> <inflight> <warmupMs> <durationMs> [name]`;
  * driven by `bench/coordinator_remote_bench.ts`.
  *
@@ -20,6 +21,7 @@
  */
 
 import { BENCH_REQUESTS } from "./_bench_requests.ts";
+import { selfCpuSeconds, windowOpens } from "./_bench_window.ts";
 
 const [portArg, modeArg, inflightArg, warmupArg, durationArg, name = "bench-client"] = Deno.args;
 const mode = modeArg === "unbatched" ? "unbatched" : "batched";
@@ -102,12 +104,14 @@ const first = Array.from({ length: inflight }, acquireOp);
 if (mode === "batched") send(first);
 else for (const op of first) send([op]);
 
-await new Promise((r) => setTimeout(r, warmupMs));
+await windowOpens(warmupMs);
 measuring = true;
 const start = performance.now();
+const cpu0 = selfCpuSeconds();
 const counted0 = { framesSent, opsSent, framesReceived };
 await new Promise((r) => setTimeout(r, durationMs));
 measuring = false;
+const cpuSeconds = selfCpuSeconds() - cpu0;
 stopped = true;
 const seconds = (performance.now() - start) / 1000;
 
@@ -122,6 +126,8 @@ console.log(JSON.stringify({
   admitted,
   rejected,
   perSecond: admitted / seconds,
+  // The process's CPU over the window, in cores.
+  cpu: cpuSeconds / seconds,
   framesSentPerSecond: (framesSent - counted0.framesSent) / seconds,
   opsPerFrameSent: (opsSent - counted0.opsSent) / Math.max(1, framesSent - counted0.framesSent),
   framesReceivedPerSecond: (framesReceived - counted0.framesReceived) / seconds,

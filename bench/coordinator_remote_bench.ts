@@ -8,9 +8,17 @@
  * acquire + release pair in this process, for the side by side. Variants
  * take turns in rounds; prints every sample and the medians.
  *
+ * The `connect` variant runs the library's own client, `connectCoordinator`
+ * on `noDelayWebSocket()` (`bench/coordinator_connect_client_bench.ts`), in
+ * the same closed loop right after the raw `batched` one, and prints its
+ * ratio to it per round; with `APF_BASELINE=<dir>` (a checkout of another
+ * commit, e.g. main) `connect (baseline)` runs that checkout's client too.
+ *
  * Run: `deno run -A bench/coordinator_remote_bench.ts [rounds=3] [inflight=64]
- * [durationMs=10000]`. `APF_BENCH_SERVER_FLAGS` adds flags to the server's
- * `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); `APF_BENCH_DENO_WS=1` adds, in round 1, the
+ * [durationMs=10000] [variants=batched,unbatched,latency,embedded,connect]`.
+ * `APF_BENCH_SERVER_FLAGS` adds flags to the server's
+ * `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), `APF_BENCH_CLIENT_FLAGS` to the
+ * connect clients'; `APF_BENCH_DENO_WS=1` adds, in round 1, the
  * batched run with Deno's own `WebSocket` client instead of the raw one.
  * `-A`: reading `/proc/<pid>/stat` (CPU of the server and the clients) needs it.
  *
@@ -24,6 +32,10 @@ import { BENCH_LEVEL, BENCH_SERVER_CL } from "./coordinator_server_bench.ts";
 const ROUNDS = Number(Deno.args[0] ?? 3);
 const INFLIGHT = Number(Deno.args[1] ?? 64);
 const DURATION_MS = Number(Deno.args[2] ?? 10_000);
+const VARIANTS = new Set(
+  (Deno.args[3] ?? "batched,unbatched,latency,embedded,connect").split(","),
+);
+const BASELINE = Deno.env.get("APF_BASELINE");
 const WARMUP_MS = 2000;
 const CLIENTS = 4;
 const here = new URL(".", import.meta.url).pathname;
@@ -74,6 +86,8 @@ interface ClientResult {
   framesReceivedPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** The client's own CPU over its window, in cores. */
+  cpu: number;
 }
 
 function runClient(
@@ -84,12 +98,31 @@ function runClient(
   durationMs: number,
   name: string,
   transport = "raw",
+  startAt?: number,
 ): { pid: number; result: Promise<ClientResult> } {
-  const child = new Deno.Command("deno", {
-    args: [
+  // `connect` and `connect (baseline)`: the library's client; otherwise the raw one in `mode`.
+  const connect = mode.startsWith("connect");
+  const baseline = mode === "connect (baseline)";
+  const clientFlags = (Deno.env.get("APF_BENCH_CLIENT_FLAGS") ?? "").split(" ")
+    .filter((f) => f !== "");
+  const args = connect
+    ? [
       "run",
       "--allow-net=127.0.0.1",
-      "--allow-env=APF_BENCH_WS",
+      "--allow-read",
+      "--allow-env",
+      ...clientFlags,
+      `${here}coordinator_connect_client_bench.ts`,
+      String(port),
+      String(inflight),
+      String(warmupMs),
+      String(durationMs),
+      name,
+    ]
+    : [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-env=APF_BENCH_WS,APF_BENCH_START_AT",
       `${here}coordinator_client_bench.ts`,
       String(port),
       mode,
@@ -97,8 +130,15 @@ function runClient(
       String(warmupMs),
       String(durationMs),
       name,
-    ],
-    env: { APF_BENCH_WS: transport },
+    ];
+  const env: Record<string, string> = {
+    APF_BENCH_WS: connect ? "nodelay" : transport,
+    ...(startAt !== undefined && { APF_BENCH_START_AT: String(startAt) }),
+  };
+  if (baseline) env.APF_BASELINE = BASELINE!;
+  const child = new Deno.Command("deno", {
+    args,
+    env,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -124,20 +164,20 @@ function machineTicks(): { busy: number; total: number } {
 
 /** 4 clients in `mode`; the server's CPU share and the machine's during the window. */
 async function throughput(server: Server, mode: string, transport = "raw") {
+  // Every client measures the same seconds, from a wall-clock time after its warm-up, and
+  // reports its own CPU over them; the server's and the machine's are sampled inside them.
+  const startAt = Date.now() + WARMUP_MS + 500;
   const clients = Array.from(
     { length: CLIENTS },
-    (_, i) => runClient(server.port, mode, INFLIGHT, WARMUP_MS, DURATION_MS, `c${i}`, transport),
+    (_, i) =>
+      runClient(server.port, mode, INFLIGHT, WARMUP_MS, DURATION_MS, `c${i}`, transport, startAt),
   );
-  // Sample inside the clients' measuring window (they need ~0.3 s to start).
-  await new Promise((r) => setTimeout(r, WARMUP_MS + 700));
-  const clientCpu = () => clients.reduce((a, c) => a + cpuSeconds(c.pid), 0);
+  await new Promise((r) => setTimeout(r, startAt - Date.now() + 500));
   const cpu0 = cpuSeconds(server.pid),
-    c0 = clientCpu(),
     m0 = machineTicks(),
     t0 = performance.now();
-  await new Promise((r) => setTimeout(r, DURATION_MS - 1500));
+  await new Promise((r) => setTimeout(r, DURATION_MS - 1000));
   const cpu1 = cpuSeconds(server.pid),
-    c1 = clientCpu(),
     m1 = machineTicks(),
     t1 = performance.now();
   const results = await Promise.all(clients.map((c) => c.result));
@@ -149,7 +189,7 @@ async function throughput(server: Server, mode: string, transport = "raw") {
     p50Ms: median(results.map((r) => r.p50Ms)),
     p99Ms: median(results.map((r) => r.p99Ms)),
     serverCpu: (cpu1 - cpu0) / ((t1 - t0) / 1000),
-    clientsCpu: (c1 - c0) / ((t1 - t0) / 1000),
+    clientsCpu: results.reduce((a, r) => a + r.cpu, 0),
     machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
   };
 }
@@ -208,21 +248,43 @@ const record = (key: string, sample: Record<string, number>) => {
   console.log(`${key}: ${JSON.stringify(sample)}`);
 };
 try {
-  await embeddedPairs(); // warm up
+  if (VARIANTS.has("embedded")) await embeddedPairs(); // warm up
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`-- round ${round}`);
     for (const server of servers) {
-      for (const mode of ["batched", "unbatched"]) {
+      // The library's clients in turn with the raw one, their order alternating by round.
+      const connects = ["connect", ...(BASELINE !== undefined ? ["connect (baseline)"] : [])]
+        .filter(() => VARIANTS.has("connect"));
+      const modes = [
+        ...(VARIANTS.has("batched") ? ["batched"] : []),
+        ...(round % 2 === 1 ? connects : connects.reverse()),
+        ...(VARIANTS.has("unbatched") ? ["unbatched"] : []),
+      ];
+      for (const mode of modes) {
         record(`${server.name} ${mode}`, await throughput(server, mode));
       }
-      const low = await runClient(server.port, "batched", 1, 1000, 5000, "latency").result;
-      record(`${server.name} latency (1 client, 1 in flight)`, {
-        perSecond: low.perSecond,
-        p50Us: low.p50Ms * 1000,
-        p99Us: low.p99Ms * 1000,
-      });
+      for (const mode of connects) {
+        const raw = rows.get(`${server.name} batched`)?.[round - 1]?.perSecond;
+        const it = rows.get(`${server.name} ${mode}`)![round - 1]!.perSecond!;
+        if (raw !== undefined) {
+          record(`${server.name} ${mode} / batched (paired ratio)`, { ratio: it / raw });
+        }
+      }
+      if (VARIANTS.has("latency")) {
+        // The raw client, then the library's ones (1 in flight: the added latency, no queueing).
+        for (const mode of ["batched", ...connects]) {
+          const low = await runClient(server.port, mode, 1, 1000, 5000, "latency").result;
+          const name = mode === "batched" ? "" : ` ${mode}`;
+          record(`${server.name} latency${name} (1 client, 1 in flight)`, {
+            perSecond: low.perSecond,
+            p50Us: low.p50Ms * 1000,
+            p99Us: low.p99Ms * 1000,
+            cpu: low.cpu,
+          });
+        }
+      }
     }
-    record("embedded pair (in process)", await embeddedPairs());
+    if (VARIANTS.has("embedded")) record("embedded pair (in process)", await embeddedPairs());
     if (round === 1 && Deno.env.get("APF_BENCH_DENO_WS") === "1") {
       record(
         `${servers[0]!.name} batched, Deno WebSocket client`,

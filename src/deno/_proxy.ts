@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { type BodyDeadline, upstreamBody } from "./_upstream_body.ts";
-import { type Deadline, Deadlines } from "./_deadlines.ts";
+import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
 import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
 
@@ -109,6 +109,7 @@ export function reverseProxy(
  */
 class UpstreamDeadline implements Deadline, BodyDeadline {
   readonly endsAt: number;
+  deadlineSlot = -1;
   #deadlines: Deadlines;
   #controller: AbortController;
   #passed = false;

@@ -21,6 +21,7 @@ import {
   CLOSE_PROTOCOL_ERROR,
   closePayload,
   encodeFrame,
+  encodeTextFrame,
   type Frame,
   FrameReader,
   isValidCloseCode,
@@ -28,7 +29,6 @@ import {
   OP_CLOSE,
   OP_PING,
   OP_PONG,
-  OP_TEXT,
   ProtocolError,
 } from "./_websocket_frames.ts";
 import {
@@ -125,7 +125,7 @@ export class WebSocketClient implements CoordinatorSocket {
     }
     // The WebSocket API drops what is sent once closing has begun.
     if (this.#state !== OPEN) return;
-    this.#writer!.push(encodeFrame(OP_TEXT, encoder.encode(String(data)), this.#masks));
+    this.#writer!.push(encodeTextFrame(String(data), this.#masks));
   }
 
   close(code?: number, reason = ""): void {

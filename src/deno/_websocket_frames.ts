@@ -60,34 +60,65 @@ export class MaskSource {
   }
 }
 
+/**
+ * Where a frame's payload starts in the buffer it is built in: 4-byte
+ * aligned, so that masking goes a 32-bit word at a time, with room before it
+ * for the longest header (10 bytes) and the masking key.
+ */
+const PAYLOAD_AT = 16;
+
 /** A final frame of `opcode` carrying `payload`, masked with a key from `masks` (§5.3). */
 export function encodeFrame(opcode: number, payload: Uint8Array, masks: MaskSource): Uint8Array {
-  const n = payload.length;
+  const buf = new Uint8Array(PAYLOAD_AT + payload.length);
+  buf.set(payload, PAYLOAD_AT);
+  return seal(buf, opcode, payload.length, masks);
+}
+
+/**
+ * A final text frame carrying `text` in UTF-8, masked: the same bytes as
+ * {@linkcode encodeFrame} of the encoded text, with the text encoded right
+ * into the frame (one buffer, no copy) when it is ASCII, as JSON mostly is.
+ */
+export function encodeTextFrame(text: string, masks: MaskSource): Uint8Array {
+  const buf = new Uint8Array(PAYLOAD_AT + text.length);
+  const { read, written } = encoder.encodeInto(text, buf.subarray(PAYLOAD_AT));
+  if (read !== text.length) return encodeFrame(OP_TEXT, encoder.encode(text), masks);
+  return seal(buf, OP_TEXT, written, masks);
+}
+
+/**
+ * Writes the header and a fresh key before the `n` payload bytes at
+ * `buf[PAYLOAD_AT]` (`buf` starts its buffer), masks them, and returns
+ * the frame's bytes.
+ */
+function seal(buf: Uint8Array, opcode: number, n: number, masks: MaskSource): Uint8Array {
   const head = n < 126 ? 2 : n < 65_536 ? 4 : 10;
-  const out = new Uint8Array(head + 4 + n);
-  out[0] = 0x80 | opcode;
+  const start = PAYLOAD_AT - 4 - head;
+  buf[start] = 0x80 | opcode;
   if (n < 126) {
-    out[1] = 0x80 | n;
+    buf[start + 1] = 0x80 | n;
   } else if (n < 65_536) {
-    out[1] = 0x80 | 126;
-    out[2] = n >>> 8;
-    out[3] = n & 0xff;
+    buf[start + 1] = 0x80 | 126;
+    buf[start + 2] = n >>> 8;
+    buf[start + 3] = n & 0xff;
   } else {
-    out[1] = 0x80 | 127;
-    new DataView(out.buffer).setBigUint64(2, BigInt(n));
+    buf[start + 1] = 0x80 | 127;
+    new DataView(buf.buffer).setBigUint64(start + 2, BigInt(n));
   }
-  masks.next(out, head);
-  const k0 = out[head]!, k1 = out[head + 1]!, k2 = out[head + 2]!, k3 = out[head + 3]!;
-  const at = head + 4;
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    out[at + i] = payload[i]! ^ k0;
-    out[at + i + 1] = payload[i + 1]! ^ k1;
-    out[at + i + 2] = payload[i + 2]! ^ k2;
-    out[at + i + 3] = payload[i + 3]! ^ k3;
+  const keyAt = PAYLOAD_AT - 4;
+  masks.next(buf, keyAt);
+  // XOR with the key a word at a time: the key's 4 bytes read as a word in the platform's byte
+  // order line up with each payload word read in the same order.
+  const words = n >>> 2;
+  if (words > 0) {
+    const key = new Uint32Array(buf.buffer, keyAt, 1)[0]!;
+    const payload = new Uint32Array(buf.buffer, PAYLOAD_AT, words);
+    for (let i = 0; i < words; i++) payload[i] = payload[i]! ^ key;
   }
-  for (; i < n; i++) out[at + i] = payload[i]! ^ out[head + (i & 3)]!;
-  return out;
+  for (let i = words << 2; i < n; i++) {
+    buf[PAYLOAD_AT + i] = buf[PAYLOAD_AT + i]! ^ buf[keyAt + (i & 3)]!;
+  }
+  return buf.subarray(start, PAYLOAD_AT + n);
 }
 
 const encoder = new TextEncoder();

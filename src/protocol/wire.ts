@@ -14,7 +14,7 @@
  */
 
 import { z } from "zod";
-import { isPlainOpsMessage, isPlainSeatRequest } from "./fast_check.ts";
+import { isPlainDecisionsMessage, isPlainOpsMessage, isPlainSeatRequest } from "./fast_check.ts";
 import type { SeatRequest } from "../coordinator/types.ts";
 import { errorClassOf } from "../_shared/errors.ts";
 
@@ -275,6 +275,14 @@ export function decodeClientMessageBySchema(data: unknown): Decoded<ClientMessag
 
 /** Decodes a frame a coordinator server sent; never throws. */
 export function decodeServerMessage(data: unknown): Decoded<ServerMessage> {
+  return decode<ServerMessage>(data, serverSchemas, isPlainDecisions);
+}
+
+const isPlainDecisions = (value: Record<string, unknown>): boolean =>
+  isPlainDecisionsMessage(value, MAX_BATCH);
+
+/** {@linkcode decodeServerMessage} by the schema alone, without the fast path (the reference for tests). */
+export function decodeServerMessageBySchema(data: unknown): Decoded<ServerMessage> {
   return decode<ServerMessage>(data, serverSchemas);
 }
 

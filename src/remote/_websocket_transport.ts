@@ -53,10 +53,14 @@ export class WebSocketTransport implements SeatTransport {
       },
       refused: (reason) => events.refused(new CoordinatorRefusedError(options.url, reason)),
     });
+    // One object for every admission: the kit keeps nothing of it (`TransportEvents.decided`).
+    const admitted = { admitted: true as const, waitedMs: 0 };
     const decide = (d: WireDecision): void => {
       if (d[1] === "expired") events.expired(d[0]);
-      else if (d[1] === "admitted") events.decided(d[0], { admitted: true, waitedMs: d[2] });
-      else events.decided(d[0], { admitted: false, reason: d[2], retryAfterSeconds: d[3] });
+      else if (d[1] === "admitted") {
+        admitted.waitedMs = d[2];
+        events.decided(d[0], admitted);
+      } else events.decided(d[0], { admitted: false, reason: d[2], retryAfterSeconds: d[3] });
     };
   }
 

@@ -34,7 +34,8 @@
  */
 
 import type { EffectiveConfiguration } from "../config/effective.ts";
-import { type Clock, systemClock, type Timer } from "../fairqueuing/clock.ts";
+import { type Clock, systemClock } from "../fairqueuing/clock.ts";
+import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import {
@@ -79,21 +80,41 @@ export interface SeatClientStats {
   lost: number;
 }
 
-/** An acquire waiting for its decision. */
-interface Pending {
-  id: number;
-  request: SeatRequest;
-  /** When its queue wait limit ends, on the client's clock. */
-  waitEndsAt: number;
-  resolve(admission: Admission): void;
-  reject(error: unknown): void;
-  deadline: Timer;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | null;
+/**
+ * An acquire waiting for its decision. Its deadline (queue wait limit plus
+ * the margin) is an entry of the kit's deadline set, which keeps one timer
+ * for all of them (`src/fairqueuing/deadlines.ts`).
+ */
+class Pending implements Deadline {
+  /** What the caller awaits. */
+  readonly promise: Promise<Admission>;
+  resolve!: (admission: Admission) => void;
+  reject!: (error: unknown) => void;
+  /** Its signal's listener, while one is registered. */
+  onAbort: (() => void) | null = null;
   /** Handed to the transport (on its current connection). */
-  sent: boolean;
+  sent = false;
   /** Its signal was aborted before the acquire: the server decides (it may admit at once). */
-  cancelOnSend: boolean;
+  cancelOnSend = false;
+  deadlineSlot = -1;
+
+  constructor(
+    readonly id: number,
+    readonly request: SeatRequest,
+    /** When the kit answers it without the server: the wait limit plus the margin. */
+    readonly endsAt: number,
+    readonly signal: AbortSignal | undefined,
+    readonly expire: (p: Pending) => void,
+  ) {
+    this.promise = new Promise<Admission>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  fire(): void {
+    this.expire(this);
+  }
 }
 
 const CANCELLED: Admission = { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
@@ -119,9 +140,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   #configuration: WireConfiguration | null = null;
   #listeners = new Set<(c: WireConfiguration) => void>();
   #nextId = 0;
-  #pending = new Map<number, Pending>();
-  #held = new Map<number, RemoteSeat>();
-  #renewTimer: Timer | null = null;
+  /**
+   * Every acquire waiting for its decision and every seat held, by acquire
+   * id (a seat keeps its acquire's id): one map, in which a grant takes its
+   * acquire's place, so that a client whose seats come and go does not grow
+   * and shrink two maps tick after tick.
+   */
+  #byId = new Map<number, Pending | RemoteSeat>();
+  /** How many of {@linkcode #byId} are held seats. */
+  #heldCount = 0;
+  /** Every acquire's deadline and the next lease renewal, on one timer. */
+  #deadlines: Deadlines;
+  #expire = (p: Pending): void => this.#deadline(p);
+  /** The next lease renewal, in the deadline set while seats are held. */
+  #renewal: Deadline | null = null;
   /** Waiting for the transport's first outcome (reachable, unreachable, refused), or `null`. */
   #firstAttempt: Array<{ resolve(): void; reject(e: unknown): void }> | null;
   #refusal: Error | null = null;
@@ -159,6 +191,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     );
     this.#stats = stats;
     this.#clock = options.clock ?? systemClock;
+    this.#deadlines = new Deadlines(this.#clock);
     this.#marginMs = margin;
     this.#measure = options.measureExecution ?? false;
     const given = options.fallback?.configuration ?? null;
@@ -217,31 +250,30 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     }
     const signal = readSignal(options);
     if (state === "disconnected") return this.#byPolicy(request, signal, false);
-    return new Promise<Admission>((resolve, reject) => {
-      const waitLimitMs = waitLimitOf(request);
-      const p: Pending = {
-        id: this.#nextId++,
-        request,
-        waitEndsAt: this.#clock.now() + waitLimitMs,
-        resolve,
-        reject,
-        deadline: this.#clock.setTimer(waitLimitMs + this.#marginMs, () => this.#deadline(p)),
-        signal,
-        onAbort: null,
-        sent: false,
-        cancelOnSend: false,
-      };
-      this.#pending.set(p.id, p);
-      if (signal?.aborted === true) {
-        // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10): the
-        // server decides.
-        p.cancelOnSend = true;
-      } else if (signal !== undefined) {
-        p.onAbort = () => this.#abort(p);
-        signal.addEventListener("abort", p.onAbort, { once: true });
-      }
-      if (state === "connected") this.#send(p);
-    });
+    const p = new Pending(
+      this.#nextId++,
+      request,
+      this.#clock.now() + waitLimitOf(request) + this.#marginMs,
+      signal,
+      this.#expire,
+    );
+    this.#byId.set(p.id, p);
+    this.#deadlines.add(p);
+    if (signal?.aborted === true) {
+      // An aborted request still runs if it need not wait (`docs/semantics.md` §4.10): the
+      // server decides.
+      p.cancelOnSend = true;
+    } else if (signal !== undefined) {
+      this.#watch(p, signal);
+    }
+    if (state === "connected") this.#send(p);
+    return p.promise;
+  }
+
+  /** Answers `p` when `signal` aborts (in a method of its own: no closure for an acquire without one). */
+  #watch(p: Pending, signal: AbortSignal): void {
+    p.onAbort = () => this.#abort(p);
+    signal.addEventListener("abort", p.onAbort, { once: true });
   }
 
   /**
@@ -257,20 +289,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#attempted();
     const t = this.#transport;
     const connected = t.state === "connected";
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       // Cancelled before the releases below, so that no freed seat goes to it.
       if (p.sent && connected) t.cancel?.(p.id);
       p.resolve(unavailable());
     }
     if (releaseHeld) {
-      for (const seat of this.#held.values()) {
+      for (const seat of this.#seats()) {
+        this.#drop(seat);
         seat.lose();
         if (connected) t.release(seat.id, this.#executionMs(seat, null));
       }
-      this.#held.clear();
     }
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#heldCount === 0) this.#stopRenewals();
     this.#fallback.close();
   }
 
@@ -294,20 +326,20 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   reachable(kept: Iterable<number>): number {
     const keep = new Set(kept);
     let reclaimed = 0;
-    for (const [id, seat] of this.#held) {
-      if (keep.delete(id)) {
+    for (const seat of this.#seats()) {
+      if (keep.delete(seat.id)) {
         reclaimed++;
         continue;
       }
       seat.lose();
-      this.#held.delete(id);
+      this.#drop(seat);
       this.#stats.lost++;
     }
     // Held by the server, not by us: released while unreachable, or granted while the decision was lost.
     for (const id of keep) this.#lateRelease(id);
-    for (const p of this.#pending.values()) if (!p.sent) this.#send(p);
+    for (const p of this.#waiting()) if (!p.sent) this.#send(p);
     const now = this.#clock.now();
-    for (const seat of this.#held.values()) seat.leasedAt = now;
+    for (const seat of this.#seats()) seat.leasedAt = now;
     this.#stopRenewals();
     this.#armRenewals();
     this.#fallback.handOver();
@@ -320,10 +352,10 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#attempted();
     // The server cancels a closed connection's waiters; seats it granted late come back in `kept`.
     const now = this.#clock.now();
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       // Only what is left of its wait limit: the deadline still holds.
-      const waitLimitMs = Math.max(0, p.waitEndsAt - now);
+      const waitLimitMs = Math.max(0, this.#waitEndsAt(p) - now);
       this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     }
   }
@@ -336,72 +368,97 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   refused(error: Error): void {
     this.#refusal = error;
     this.#attempted();
-    for (const p of [...this.#pending.values()]) {
+    for (const p of this.#waiting()) {
       this.#settle(p);
       p.reject(error);
     }
-    for (const seat of this.#held.values()) seat.lose();
-    this.#held.clear();
+    for (const seat of this.#seats()) {
+      this.#drop(seat);
+      seat.lose();
+    }
     this.#stopRenewals();
   }
 
   /** Acquire `id` is decided: its caller's answer, or a late seat given back. */
   decided(id: number, decision: TransportDecision): void {
-    const p = this.#pending.get(id);
-    if (p === undefined || !p.sent) {
+    const p = this.#byId.get(id);
+    if (!(p instanceof Pending) || !p.sent) {
       // Answered already (deadline, abort, lost connection): never keep its seat.
       if (decision.admitted) this.#lateRelease(id);
       return;
     }
-    this.#settle(p);
     if (!decision.admitted) {
+      this.#settle(p);
       const { reason, retryAfterSeconds } = decision;
       p.resolve({ admitted: false, reason, retryAfterSeconds });
       return;
     }
+    // The seat takes the acquire's place in the map.
+    this.#settle(p, false);
     const seat = new RemoteSeat(this, id, p.request.priorityLevel, this.#clock.now());
-    this.#held.set(id, seat);
+    this.#byId.set(id, seat);
+    this.#heldCount++;
     this.#armRenewals();
     p.resolve({ admitted: true, seat, waitedMs: decision.waitedMs });
   }
 
   /** Acquire `id` failed: the caller's bug is rejected, anything else goes to the policy. */
   failed(id: number, error: unknown): boolean {
-    const p = this.#pending.get(id);
-    if (p === undefined || !p.sent) return false;
+    const p = this.#byId.get(id);
+    if (!(p instanceof Pending) || !p.sent) return false;
     this.#settle(p);
     const name = (error as { name?: unknown } | null)?.name;
     if (name === "TypeError" || name === "RangeError") {
       p.reject(error);
       return false;
     }
-    const waitLimitMs = Math.max(0, p.waitEndsAt - this.#clock.now());
+    const waitLimitMs = Math.max(0, this.#waitEndsAt(p) - this.#clock.now());
     this.#byPolicy({ ...p.request, waitLimitMs }, p.signal, false).then(p.resolve, p.reject);
     return true;
   }
 
   /** The server no longer holds seat `id`: lost; its release does nothing. */
   expired(id: number): void {
-    const seat = this.#held.get(id);
-    if (seat === undefined) return;
-    this.#held.delete(id);
+    const seat = this.#byId.get(id);
+    if (!(seat instanceof RemoteSeat)) return;
+    this.#drop(seat);
     seat.lose();
     this.#stats.lost++;
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#heldCount === 0) this.#stopRenewals();
   }
 
   // ---- seats --------------------------------------------------------------
 
   /** A seat ended (from {@linkcode RemoteSeat}): the transport gives it back. */
   ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void {
-    if (this.#held.get(seat.id) !== seat) return;
-    this.#held.delete(seat.id);
-    if (this.#held.size === 0) this.#stopRenewals();
+    if (this.#byId.get(seat.id) !== seat) return;
+    this.#drop(seat);
+    if (this.#heldCount === 0) this.#stopRenewals();
     // While unreachable the release cannot leave: after a resume, the server reports the seat
     // kept, and it goes back then (see reachable).
     if (this.#transport.state !== "connected") return;
     if (initialized) this.#transport.initialized(seat.id);
     else this.#transport.release(seat.id, this.#executionMs(seat, executionMs));
+  }
+
+  /** The acquires waiting for their decision, in the order they were made (a copy). */
+  #waiting(): Pending[] {
+    const out: Pending[] = [];
+    for (const e of this.#byId.values()) if (e instanceof Pending) out.push(e);
+    return out;
+  }
+
+  /** The seats held, in the order of their acquires (a copy). */
+  #seats(): RemoteSeat[] {
+    const out: RemoteSeat[] = [];
+    for (const e of this.#byId.values()) if (e instanceof RemoteSeat) out.push(e);
+    return out;
+  }
+
+  /** `seat` is no longer held. */
+  #drop(seat: RemoteSeat): void {
+    this.#byId.delete(seat.id);
+    this.#heldCount--;
   }
 
   #executionMs(seat: RemoteSeat, measured: number | null): number | null {
@@ -414,28 +471,40 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     this.#transport.release(id, this.#measure ? 0 : null);
   }
 
-  /** Renews, every half lease, the leases of seats held for a quarter lease or more. */
+  /**
+   * Renews, every half lease, the leases of seats held for a quarter lease
+   * or more. The renewal is an entry of the deadline set, not a timer of its
+   * own: a client whose seats come and go (held seats dropping to none and
+   * back, tick after tick) then arms no timer for them while acquires wait.
+   */
   #armRenewals(): void {
-    if (this.#renewTimer !== null || this.#held.size === 0) return;
+    if (this.#renewal !== null || this.#heldCount === 0) return;
     const leaseMs = this.#transport.leaseMs;
-    this.#renewTimer = this.#clock.setTimer(Math.max(1, leaseMs / 2), () => {
-      this.#renewTimer = null;
-      if (this.#transport.state === "connected") {
-        const now = this.#clock.now();
-        for (const seat of [...this.#held.values()]) {
-          if (now - seat.leasedAt >= leaseMs / 4) {
-            seat.leasedAt = now;
-            this.#transport.renew(seat.id);
+    const renewal: Deadline = {
+      deadlineSlot: -1,
+      endsAt: this.#clock.now() + Math.max(1, leaseMs / 2),
+      fire: () => {
+        if (this.#renewal !== renewal) return;
+        this.#renewal = null;
+        if (this.#transport.state === "connected") {
+          const now = this.#clock.now();
+          for (const seat of this.#seats()) {
+            if (now - seat.leasedAt >= leaseMs / 4) {
+              seat.leasedAt = now;
+              this.#transport.renew(seat.id);
+            }
           }
         }
-      }
-      this.#armRenewals();
-    });
+        this.#armRenewals();
+      },
+    };
+    this.#renewal = renewal;
+    this.#deadlines.add(renewal);
   }
 
   #stopRenewals(): void {
-    this.#renewTimer?.cancel();
-    this.#renewTimer = null;
+    if (this.#renewal !== null) this.#deadlines.remove(this.#renewal);
+    this.#renewal = null;
   }
 
   // ---- acquires -----------------------------------------------------------
@@ -447,7 +516,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
   }
 
   #abort(p: Pending): void {
-    if (this.#pending.get(p.id) !== p) return;
+    if (this.#byId.get(p.id) !== p) return;
     const cancel = this.#transport.cancel;
     if (p.sent && cancel !== null) {
       // The server answers: `cancelled`, or the seat it had just granted.
@@ -458,16 +527,21 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     p.resolve(CANCELLED);
   }
 
-  /** Forgets `p`: its timer and its signal listener go. */
-  #settle(p: Pending): void {
-    this.#pending.delete(p.id);
-    p.deadline.cancel();
+  /** When `p`'s queue wait limit ends, on the client's clock: its deadline less the margin. */
+  #waitEndsAt(p: Pending): number {
+    return p.endsAt - this.#marginMs;
+  }
+
+  /** Forgets `p`: its deadline and its signal listener go, and its entry unless `remove` is false. */
+  #settle(p: Pending, remove = true): void {
+    if (remove) this.#byId.delete(p.id);
+    this.#deadlines.remove(p);
     if (p.onAbort !== null) p.signal?.removeEventListener("abort", p.onAbort);
     p.onAbort = null;
   }
 
   #deadline(p: Pending): void {
-    if (this.#pending.get(p.id) !== p) return;
+    if (this.#byId.get(p.id) !== p) return;
     this.#settle(p);
     if (p.sent) this.#transport.cancel?.(p.id);
     this.#byPolicy(p.request, p.signal, true).then(p.resolve, p.reject);

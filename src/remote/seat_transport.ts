@@ -73,7 +73,10 @@ export interface TransportEvents {
   unreachable(): void;
   /** The server refused this client's credential (`refused`): `error` for every caller. */
   refused(error: Error): void;
-  /** Acquire `id` is decided. */
+  /**
+   * Acquire `id` is decided. The kit reads `decision` during the call and
+   * keeps nothing of it, so a transport may hand the same object every time.
+   */
   decided(id: number, decision: TransportDecision): void;
   /**
    * Acquire `id` failed: a `TypeError` or `RangeError` is the caller's

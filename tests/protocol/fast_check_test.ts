@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isPlainOpsMessage } from "../../src/protocol/fast_check.ts";
+import { isPlainDecisionsMessage, isPlainOpsMessage } from "../../src/protocol/fast_check.ts";
 import {
   decodeClientMessage,
   decodeClientMessageBySchema,
+  decodeServerMessage,
+  decodeServerMessageBySchema,
   MAX_BATCH,
 } from "../../src/protocol/wire.ts";
 
@@ -90,4 +92,64 @@ Deno.test("the fast ops check is sound: whatever it accepts, the schema accepts 
     { seed: 20261123, numRuns: 3000 },
   );
   assert.ok(accepted > 100, `only ${accepted} messages took the fast path`);
+});
+
+const decision = fc.oneof(
+  fc.tuple(id, fc.constant("admitted"), maybe(fc.double({ min: 0, max: 100, noNaN: true }))),
+  fc.tuple(
+    id,
+    fc.constant("rejected"),
+    maybe(fc.constantFrom("queue-full", "concurrency-limit", "time-out", "cancelled", "nope")),
+    maybe(fc.integer({ min: 0, max: 3601 })),
+  ),
+  fc.tuple(id, fc.constantFrom("expired", "granted")),
+  fc.tuple(id, fc.constant("expired"), anyValue),
+  fc.array(anyValue, { maxLength: 5 }),
+);
+const decisions = fc.record({
+  t: fc.constantFrom("decisions", "decisions", "decisions", "config"),
+  d: maybe(fc.array(decision, { maxLength: 6 })),
+  more: fc.oneof({ arbitrary: fc.constant(undefined), weight: 12 }, {
+    arbitrary: fc.constant(1),
+    weight: 1,
+  }),
+}, { requiredKeys: ["t"] });
+
+Deno.test("the fast decisions check is sound: whatever it accepts, the schema accepts identically, and every frame decodes as by the schema alone", () => {
+  let accepted = 0;
+  fc.assert(
+    fc.property(decisions, (m) => {
+      const frame = JSON.stringify(m);
+      assert.deepEqual(decodeServerMessage(frame), decodeServerMessageBySchema(frame));
+      if (isPlainDecisionsMessage(JSON.parse(frame), MAX_BATCH)) {
+        accepted++;
+        assert.equal(decodeServerMessageBySchema(frame).ok, true, frame.slice(0, 300));
+      }
+    }),
+    { seed: 20261126, numRuns: 3000 },
+  );
+  assert.ok(accepted > 100, `only ${accepted} messages took the fast path`);
+});
+
+Deno.test("the fast decisions check leaves the unusual to the schema", () => {
+  const plain = { t: "decisions", d: [[1, "admitted", 0.5], [2, "rejected", "time-out", 1]] };
+  assert.equal(isPlainDecisionsMessage(plain, MAX_BATCH), true);
+  for (
+    const odd of [
+      { ...plain, extra: 1 },
+      { t: "decisions", d: [] },
+      { t: "decisions", d: [[1, "admitted", -1]] },
+      { t: "decisions", d: [[1, "admitted", 1, 2]] },
+      { t: "decisions", d: [[1.5, "expired"]] },
+      { t: "decisions", d: [[1, "rejected", "time-out", 3601]] },
+      { t: "decisions", d: [[1, "rejected", "toString", 1]] },
+      { t: "decisions", d: [[1, "expired"], [2, "expired"]] },
+    ]
+  ) {
+    const fast = isPlainDecisionsMessage(odd, 1);
+    const frame = JSON.stringify(odd);
+    if (fast) assert.equal(decodeServerMessageBySchema(frame).ok, true, frame);
+    else assert.deepEqual(decodeServerMessage(frame), decodeServerMessageBySchema(frame));
+  }
+  assert.equal(isPlainDecisionsMessage(plain, 1), false, "over the batch limit");
 });

@@ -457,3 +457,27 @@ Deno.test("kit: a refused credential refuses exempt requests too; a closed kit a
   assert.deepEqual(await closed.client.acquire(req({ priorityLevel: "exempt" })), UNAVAILABLE);
   done(closed);
 });
+
+Deno.test("kit: every deadline and the lease renewal share one timer; seats coming and going add none", async () => {
+  const s = setup();
+  const waiting = [s.client.acquire(req()), s.client.acquire(req({ waitLimitMs: 2_000 }))];
+  assert.equal(s.clock.pendingTimers, 1, "one timer for two deadlines");
+  const { seat, id } = await held(s);
+  assert.equal(s.clock.pendingTimers, 1, "the renewal joins it");
+  seat.release();
+  for (let i = 0; i < 5; i++) (await held(s)).seat.release();
+  assert.equal(s.clock.pendingTimers, 1, "still one while acquires wait");
+  // The renewal still works on the shared timer.
+  const kept = await held(s);
+  s.clock.advance(500);
+  assert.deepEqual(s.transport.of("renew"), [["renew", kept.id]]);
+  assert.notEqual(kept.id, id);
+  s.clock.advance(700);
+  assert.deepEqual(await waiting[0], UNAVAILABLE, "the first deadline: 1,000 ms + 200 ms margin");
+  assert.equal(await peek(waiting[1]!), "pending");
+  s.clock.advance(1_000);
+  assert.deepEqual(await waiting[1], UNAVAILABLE, "the second: 2,000 ms + 200 ms");
+  kept.seat.release();
+  assert.equal(s.clock.pendingTimers, 0, "nothing waits, nothing held: no timer");
+  done(s);
+});

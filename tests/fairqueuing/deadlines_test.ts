@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
-import { type Deadline, Deadlines } from "../../src/deno/_deadlines.ts";
+import { type Deadline, Deadlines } from "../../src/fairqueuing/deadlines.ts";
 
 function deadline(endsAt: number, fired: number[]): Deadline {
-  return { endsAt, fire: () => fired.push(endsAt) };
+  return { endsAt, fire: () => fired.push(endsAt), deadlineSlot: -1 };
 }
 
 Deno.test("Deadlines fire each deadline once, at its time, on one timer", () => {
@@ -60,4 +60,51 @@ Deno.test("a deadline added before the armed one re-arms the timer", () => {
   clock.advance(95);
   assert.deepEqual(fired, [5, 100]);
   assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("Deadlines: adds and removes in any order fire exactly the pending ones, earliest first", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock);
+  const fired: number[] = [];
+  const all = Array.from({ length: 200 }, (_, i) => deadline(1 + ((i * 37) % 101), fired));
+  const model = new Set<Deadline>();
+  let x = 12345;
+  const random = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  for (let step = 0; step < 2_000; step++) {
+    const d = all[Math.floor(random() * all.length)]!;
+    if (random() < 0.55) {
+      deadlines.add(d);
+      model.add(d);
+    } else {
+      deadlines.remove(d);
+      model.delete(d);
+    }
+    assert.equal(deadlines.size, model.size);
+  }
+  assert.equal(clock.pendingTimers, model.size > 0 ? 1 : 0);
+  const expected = [...model].map((d) => d.endsAt).sort((a, b) => a - b);
+  clock.advance(200);
+  assert.deepEqual(fired, expected, "each once, in time order");
+  assert.equal(deadlines.size, 0);
+  assert.equal(clock.pendingTimers, 0);
+  assert.ok(all.every((d) => d.deadlineSlot === -1), "no deadline keeps a slot");
+});
+
+Deno.test("Deadlines: adding a pending deadline again changes nothing; a removed one can come back", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock);
+  const fired: number[] = [];
+  const a = deadline(10, fired);
+  deadlines.add(a);
+  deadlines.add(a);
+  assert.equal(deadlines.size, 1);
+  deadlines.remove(a);
+  deadlines.add(a);
+  clock.advance(10);
+  assert.deepEqual(fired, [10]);
+  deadlines.add(a);
+  deadlines.remove(deadline(10, fired));
+  assert.equal(deadlines.size, 1, "removing a deadline the set does not have does nothing");
+  clock.advance(0);
+  assert.deepEqual(fired, [10, 10]);
 });
