@@ -1,6 +1,6 @@
 /**
  * Black box: three `apf serve` gateways deciding on seat budgets from one
- * `apf coordinator`: an elephant floods one, mice use the others; the
+ * store (`apf coordinator`, then a `redis-server`): an elephant floods one, mice use the others; the
  * upstream never sees more requests in flight than the level's limit; a
  * gateway killed with SIGKILL gives its share back after its lease; the
  * store gone, the gateways follow their policy without a request hanging,
@@ -12,6 +12,7 @@ import { type ApfProcess, readUntil, spawnApf, stopApf } from "../_helpers/cli.t
 import { sleep } from "../_helpers/real_time.ts";
 import { flood } from "../_helpers/tenants.ts";
 import { testUpstream } from "../_helpers/upstream.ts";
+import { REDIS_MISSING, startRedis } from "../_helpers/redis_server.ts";
 
 const tenants = new URL("./fixtures/tenants.yaml", import.meta.url).pathname;
 /** `tenants` gets ceil(12 × 95 / 340) = 4 seats, and neither lends nor borrows. */
@@ -53,18 +54,52 @@ async function get(base: string, path: string, user: string) {
   return { status: res.status, ms: Date.now() - started };
 }
 
-Deno.test("black box: three apf serve gateways on seat budgets from one apf coordinator", async () => {
-  const upstream = testUpstream({ sleepMs: 30 });
+/** A store the gateways share: its address, how to stop it and start it again, how long it waits after a start. */
+interface SharedStore {
+  address: string;
+  graceMs: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function coordinatorStore(): Promise<SharedStore> {
   let coordinator = coordinatorAt(0);
+  const [, port] = await readUntil(
+    coordinator.stdout,
+    /listening on ws:\/\/127\.0\.0\.1:(\d+)/,
+    coordinator.seen,
+  );
+  return {
+    address: `ws://127.0.0.1:${port}`,
+    // After a start, every level holds a placeholder claim for 3 s (budgetGraceMs).
+    graceMs: 3_200,
+    stop: async () => assert.equal(await stopApf(coordinator), 0),
+    start: async () => {
+      coordinator = coordinatorAt(Number(port));
+      await readUntil(coordinator.stdout, /listening on ws:/, coordinator.seen);
+    },
+    close: async () => await coordinator[Symbol.asyncDispose](),
+  };
+}
+
+async function redisStore(): Promise<SharedStore> {
+  const server = await startRedis();
+  return {
+    address: server.url,
+    graceMs: 0,
+    stop: () => server.stop(),
+    start: () => server.restart(),
+    close: () => server.stop(),
+  };
+}
+
+async function threeGateways(makeStore: () => Promise<SharedStore>): Promise<void> {
+  const upstream = testUpstream({ sleepMs: 30 });
+  const store = await makeStore();
   const gateways: ApfProcess[] = [];
   try {
-    const [, port] = await readUntil(
-      coordinator.stdout,
-      /listening on ws:\/\/127\.0\.0\.1:(\d+)/,
-      coordinator.seen,
-    );
-    const at = `ws://127.0.0.1:${port}`;
-    // The coordinator starts with a grace of placeholder claims (3 s): budgets come after it.
+    const at = store.address;
     for (const policy of ["local", "closed", "closed"]) {
       gateways.push(gateway(upstream.url, at, policy));
     }
@@ -73,7 +108,7 @@ Deno.test("black box: three apf serve gateways on seat budgets from one apf coor
       const [, p] = await readUntil(g.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, g.seen);
       return `http://127.0.0.1:${p}`;
     })) as [string, string, string];
-    await sleep(3_200);
+    await sleep(store.graceMs);
 
     // An elephant floods through a; mice come through b and c, one request at a time each.
     const elephant = flood(`${a}/big`, "elephant");
@@ -105,21 +140,29 @@ Deno.test("black box: three apf serve gateways on seat budgets from one apf coor
     );
 
     // The store goes away: b and c (closed) answer 429 after their lease, without hanging.
-    assert.equal(await stopApf(coordinator), 0);
+    await store.stop();
     await sleep(1_500);
     const closed = await get(b, "/again", "mouse-0");
     assert.equal(closed.status, 429);
     assert.ok(closed.ms < 3_000, `answered in ${closed.ms} ms`);
 
-    // It comes back on the same address: after its grace, budgets again.
-    coordinator = coordinatorAt(Number(port));
-    await readUntil(coordinator.stdout, /listening on ws:/, coordinator.seen);
-    await sleep(4_500);
+    // It comes back on the same address: budgets again (after the coordinator's grace).
+    await store.start();
+    await sleep(store.graceMs + 1_300);
     assert.equal((await get(c, "/back", "mouse-1")).status, 200);
     for (const g of gateways.slice(1)) assert.equal(await stopApf(g), 0);
-    assert.equal(await stopApf(coordinator), 0);
   } finally {
-    for (const p of [coordinator, ...gateways]) await p[Symbol.asyncDispose]();
+    for (const p of gateways) await p[Symbol.asyncDispose]();
+    await store.close();
     await upstream.close();
   }
+}
+
+Deno.test("black box: three apf serve gateways on seat budgets from one apf coordinator", () =>
+  threeGateways(coordinatorStore));
+
+Deno.test({
+  name: "black box: three apf serve gateways on seat budgets from one redis-server",
+  ignore: REDIS_MISSING,
+  fn: () => threeGateways(redisStore),
 });

@@ -10,8 +10,9 @@ Deno.test("the apf, start and test tasks grant exactly these permissions", async
   const config = JSON.parse(
     await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
   );
-  // `apf serve` listens where it is told and proxies to any host; the demo stays on loopback.
-  const net = { apf: "--allow-net", start: "--allow-net=127.0.0.1" };
+  // `apf serve` listens where it is told and proxies to any host (and may keep its budgets in a
+  // Deno KV file: --unstable-kv); the demo stays on loopback.
+  const net = { apf: "--unstable-kv --allow-net", start: "--allow-net=127.0.0.1" };
   for (const [task, allowNet] of Object.entries(net)) {
     assert.match(
       config.tasks[task],

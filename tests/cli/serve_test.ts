@@ -47,7 +47,39 @@ Deno.test("apf serve refuses bad options with exit 2, before listening", async (
     [["--upstream", "http://x", "--bogus"], "unknown option --bogus"],
     [
       ["--upstream", "http://x", "--coordinator", "http://c"],
-      "--coordinator must be a ws: or wss:",
+      "--coordinator must be a ws:, wss:, redis:, rediss: URL or kv:PATH",
+    ],
+    [
+      [
+        "--upstream",
+        "http://x",
+        "--coordinator",
+        "redis://:hunter2@c:6379",
+        "--coordinator-mode",
+        "exact",
+      ],
+      "--coordinator redis: offers the budget mode only",
+    ],
+    [
+      ["--upstream", "http://x", "--coordinator", "ws://c", "--budget-lease", "5s"],
+      "--budget-lease needs --coordinator-mode budget",
+    ],
+    [
+      [
+        "--upstream",
+        "http://x",
+        "--coordinator",
+        "kv:x",
+        "--budget-lease",
+        "1s",
+        "--budget-period",
+        "1s",
+      ],
+      "--budget-lease (1000 ms) must be longer than --budget-period (1000 ms)",
+    ],
+    [
+      ["--upstream", "http://x", "--coordinator-mode", "budget"],
+      "--coordinator-mode needs --coordinator",
     ],
     [
       ["--upstream", "http://x", "--coordinator", "ws://c", "--coordinator-policy", "maybe"],

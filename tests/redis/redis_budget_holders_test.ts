@@ -18,7 +18,7 @@ import { RedisBudgetStore } from "../../src/redis/mod.ts";
 import { captureConsole } from "../_helpers/console.ts";
 import { sleep, waitFor, within } from "../_helpers/real_time.ts";
 import { type ChildReport, FLOOD_CONFIG } from "./_flood_child.ts";
-import { REDIS_MISSING, startRedis } from "./_redis_server.ts";
+import { REDIS_MISSING, startRedis } from "../_helpers/redis_server.ts";
 
 const CONFIG = FLOOD_CONFIG;
 const LIMIT = 6;

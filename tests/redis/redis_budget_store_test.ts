@@ -19,7 +19,7 @@ import {
   type RedisServerOptions,
   startRedis,
   TEST_CA,
-} from "./_redis_server.ts";
+} from "../_helpers/redis_server.ts";
 
 if (REDIS_MISSING) {
   console.warn(

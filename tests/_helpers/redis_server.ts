@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { systemClock } from "../../mod.ts";
-import { sleep } from "../_helpers/real_time.ts";
+import { sleep } from "./real_time.ts";
 
 function installed(): boolean {
   try {
