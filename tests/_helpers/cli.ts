@@ -127,10 +127,11 @@ export interface ApfProcess extends AsyncDisposable {
 
 /**
  * Spawns `apf <args>` with the permissions of its tasks (loopback network
- * only). Disposing it kills the process if it still runs and waits for it.
+ * only), or `options.permissions`. Disposing it kills the process if it
+ * still runs and waits for it.
  */
-export function spawnApf(args: readonly string[]): ApfProcess {
-  const child = apfCommand(args).spawn();
+export function spawnApf(args: readonly string[], options: ApfCommandOptions = {}): ApfProcess {
+  const child = apfCommand(args, options).spawn();
   const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const stderr = new Response(child.stderr).text();
   return {

@@ -1,6 +1,6 @@
 /**
  * Black box: three `apf serve` gateways deciding on seat budgets from one
- * store (`apf coordinator`, then a `redis-server`): an elephant floods one, mice use the others; the
+ * store (`apf coordinator`, a `redis-server`, a Deno KV file): an elephant floods one, mice use the others; the
  * upstream never sees more requests in flight than the level's limit; a
  * gateway killed with SIGKILL gives its share back after its lease; the
  * store gone, the gateways follow their policy without a request hanging,
@@ -22,7 +22,12 @@ function coordinatorAt(port: number): ApfProcess {
   return spawnApf(["coordinator", "--listen", `127.0.0.1:${port}`]);
 }
 
-function gateway(upstream: string, coordinator: string, policy: string): ApfProcess {
+function gateway(
+  upstream: string,
+  coordinator: string,
+  policy: string,
+  permissions?: readonly string[],
+): ApfProcess {
   return spawnApf([
     "serve",
     "--upstream",
@@ -44,7 +49,7 @@ function gateway(upstream: string, coordinator: string, policy: string): ApfProc
     "500ms",
     "--coordinator-policy",
     policy,
-  ]);
+  ], permissions === undefined ? {} : { permissions });
 }
 
 async function get(base: string, path: string, user: string) {
@@ -58,7 +63,10 @@ async function get(base: string, path: string, user: string) {
 interface SharedStore {
   address: string;
   graceMs: number;
-  stop(): Promise<void>;
+  /** The gateways' permissions (default: the apf task's, on loopback). */
+  permissions?: readonly string[];
+  /** Stops the store and starts it again, or `null` for one that cannot be stopped (a file). */
+  stop: (() => Promise<void>) | null;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -94,6 +102,24 @@ async function redisStore(): Promise<SharedStore> {
   };
 }
 
+async function kvStore(): Promise<SharedStore> {
+  const dir = await Deno.makeTempDir({ prefix: "apf-kv-gateways-" });
+  return {
+    address: `kv:${dir}/ledgers.sqlite`,
+    graceMs: 0,
+    permissions: [
+      "--unstable-kv",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      `--allow-write=${dir}`,
+      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
+    ],
+    stop: null,
+    start: async () => {},
+    close: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
 async function threeGateways(makeStore: () => Promise<SharedStore>): Promise<void> {
   const upstream = testUpstream({ sleepMs: 30 });
   const store = await makeStore();
@@ -101,7 +127,7 @@ async function threeGateways(makeStore: () => Promise<SharedStore>): Promise<voi
   try {
     const at = store.address;
     for (const policy of ["local", "closed", "closed"]) {
-      gateways.push(gateway(upstream.url, at, policy));
+      gateways.push(gateway(upstream.url, at, policy, store.permissions));
     }
     const [a, b, c] = await Promise.all(gateways.map(async (g) => {
       await readUntil(g.stdout, /deciding on seat budgets/, g.seen);
@@ -140,6 +166,10 @@ async function threeGateways(makeStore: () => Promise<SharedStore>): Promise<voi
     );
 
     // The store goes away: b and c (closed) answer 429 after their lease, without hanging.
+    if (store.stop === null) {
+      for (const g of gateways.slice(1)) assert.equal(await stopApf(g), 0);
+      return;
+    }
     await store.stop();
     await sleep(1_500);
     const closed = await get(b, "/again", "mouse-0");
@@ -166,3 +196,6 @@ Deno.test({
   ignore: REDIS_MISSING,
   fn: () => threeGateways(redisStore),
 });
+
+Deno.test("black box: three apf serve gateways on seat budgets from one Deno KV file", () =>
+  threeGateways(kvStore));
