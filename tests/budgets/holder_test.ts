@@ -79,6 +79,7 @@ function setup(count: number, options: Partial<BudgetHolderOptions> = {}): Setup
       leaseMs: 3_000,
       drainMs: 1_000,
       skewMs: 100,
+      random: () => 0.5, // periods of exactly 1 s: no jitter
       onStoreError: (e) => errors.push(e),
       ...options,
     }));
@@ -147,12 +148,13 @@ Deno.test("holder: the exempt level has no budget and admits at once", async () 
  */
 function steadyLoad(s: Setup, holder: BudgetHolder, backlog: number, workMs: number) {
   const running: { seat: { release(): boolean }; until: number }[] = [];
-  let inFlight = 0;
+  let inFlight = 0, stopped = false;
   const top = () => {
     while (inFlight < backlog) {
       inFlight++;
       void holder.acquire(request()).then((a) => {
-        if (a.admitted) running.push({ seat: a.seat, until: s.clock.now() + workMs });
+        if (a.admitted && stopped) a.seat.release(); // admitted after stop(): nobody works
+        else if (a.admitted) running.push({ seat: a.seat, until: s.clock.now() + workMs });
         else inFlight--;
       });
     }
@@ -169,6 +171,7 @@ function steadyLoad(s: Setup, holder: BudgetHolder, backlog: number, workMs: num
     },
     stop() {
       backlog = 0;
+      stopped = true;
       for (const r of running.splice(0)) r.seat.release();
     },
   };
@@ -433,4 +436,38 @@ Deno.test("holder: an id that a ledger cannot hold is refused", () => {
   for (const id of ["", "__proto__", 7]) {
     assert.throws(() => new BudgetHolder(CONFIG, { store, id: id as never }), TypeError);
   }
+});
+
+Deno.test("holders: a demand shift moves the budgets within three periods", async () => {
+  const s = setup(2);
+  const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
+  const floodA = steadyLoad(s, a, 20, 100);
+  for (let t = 0; t < 4_000; t += 10) {
+    floodA.step();
+    await run(s, 10);
+  }
+  assert.equal(a.budgets()[0]!.capacity, LIMIT, "a alone holds the level");
+  // b starts flooding: it has its fair share, 2, once a has seen its demand (a round, up to
+  // 1.1 s with the jitter), drained and written its lower claim (its next round), and b has
+  // settled again: within three periods.
+  const floodB = steadyLoad(s, b, 20, 100);
+  let tookMs = -1;
+  for (let t = 0; t < 4_000; t += 10) {
+    floodA.step();
+    floodB.step();
+    await run(s, 10);
+    if (tookMs < 0 && b.budgets()[0]!.capacity >= LIMIT / 2) tookMs = t + 10;
+  }
+  assert.ok(tookMs >= 0 && tookMs <= 3_000, `b had its share after ${tookMs} ms`);
+  // a stops: within three periods b has the whole level.
+  floodA.stop();
+  tookMs = -1;
+  for (let t = 0; t < 4_000; t += 10) {
+    floodB.step();
+    await run(s, 10);
+    if (tookMs < 0 && b.budgets()[0]!.capacity === LIMIT) tookMs = t + 10;
+  }
+  assert.ok(tookMs >= 0 && tookMs <= 3_000, `b had the whole level after ${tookMs} ms`);
+  floodB.stop();
+  done(s);
 });
