@@ -4,6 +4,9 @@
  * start time (wall clock, ms) for `SECONDS`; prints one JSON line with its
  * decisions, the latencies of the acquires (p50, p99, in µs), its CPU time
  * and, for the holder, its store operations during the measured window.
+ * Once connected (the holder ready) it prints `ready` and waits for the
+ * start time (wall clock, ms) on its stdin, so that every process starts
+ * together whatever their start-up took.
  *
  * - `semaphore`: each acquire is one `EVALSHA` of a counting semaphore
  *   (INCR-if-below-limit), each release one `EVALSHA` of its DECR, on one
@@ -12,7 +15,7 @@
  *   on the built-in configuration (server limit 600).
  *
  * Run by the driver: `deno run --allow-net=127.0.0.1 --allow-read --allow-env=LOG_TOKENS,LOG_STREAM
- * bench/_budget_redis_client.ts <semaphore|holder> <port> <loops> <startAtMs> <seconds> <id>`
+ * bench/_budget_redis_client.ts <semaphore|holder> <port> <loops> <seconds> <id>`
  *
  * @module
  */
@@ -26,14 +29,13 @@ import type { Ledger } from "../src/budgets/ledger.ts";
 import type { BudgetStore, StoredLedger } from "../src/budgets/store.ts";
 import { RedisBudgetStore } from "../src/redis/redis_budget_store.ts";
 
-const [variant, portArg, loopsArg, startArg, secondsArg, id] = Deno.args;
+const [variant, portArg, loopsArg, secondsArg, id] = Deno.args;
 if ((variant !== "semaphore" && variant !== "holder") || id === undefined) {
-  throw new Error("usage: <semaphore|holder> <port> <loops> <startAtMs> <seconds> <id>");
+  throw new Error("usage: <semaphore|holder> <port> <loops> <seconds> <id>");
 }
 const port = Number(portArg);
 const LOOPS = Number(loopsArg);
-const startAt = Number(startArg);
-const stopAt = startAt + Number(secondsArg) * 1000;
+const SECONDS = Number(secondsArg);
 /** Each loop yields to the event loop (timers, I/O) after this many decisions. */
 const YIELD_EVERY = 256;
 
@@ -132,6 +134,20 @@ async function holderGate(): Promise<Gate> {
 }
 
 const gate = variant === "semaphore" ? await semaphoreGate() : await holderGate();
+console.log("ready");
+const startAt = Number(await readLine());
+const stopAt = startAt + SECONDS * 1000;
+
+/** The first line on stdin. */
+async function readLine(): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of Deno.stdin.readable) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.includes("\n")) break;
+  }
+  return text.split("\n")[0]!;
+}
 
 let decisions = 0;
 let rejected = 0;
@@ -167,7 +183,7 @@ const opening = setTimeout(() => {
 await Promise.all(Array.from({ length: LOOPS }, loop));
 clearTimeout(opening);
 const cpu = process.cpuUsage(cpuAtStart);
-const seconds = (stopAt - startAt) / 1000;
+const seconds = SECONDS;
 latencies.sort((a, b) => a - b);
 const pct = (p: number) =>
   latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;

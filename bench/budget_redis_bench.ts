@@ -13,16 +13,17 @@
  *
  * Each client process (`_budget_redis_client.ts`) is pinned to core 1
  * (`taskset -c 1`), so the clients share one core whichever variant runs and
- * the server has the other; each warms up for `WARMUP_MS` (the holder's
- * budget settles) and then measures `SECONDS`. Per round and variant it
+ * the server has the other; once every process is connected (the holders
+ * ready), they loop together, warm up for `WARMUP_MS` (the holders'
+ * budgets settle) and then measure `SECONDS`. Per round and variant it
  * prints the decisions/s summed over the processes, the median over the
  * processes of each one's acquire latency p50 and p99, the client CPU (%
  * of one core, summed), the server's CPU, the server's commands (`INFO
- * commandstats`, whole run with the warm-up) and, for the holder, the store
+ * commandstats`, in the window) and, for the holder, the store
  * operations per holder per limited level per second in the measured
  * window; then the medians and the paired ratios.
  *
- * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read bench/budget_redis_bench.ts [rounds=7] [seconds=5] [loops=16] [processes=4]`
+ * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read --allow-sys=loadavg bench/budget_redis_bench.ts [rounds=7] [seconds=5] [loops=16] [processes=4]`
  *
  * @module
  */
@@ -92,56 +93,82 @@ function commandStats(text: string): Record<string, number> {
   return calls;
 }
 
-/** utime + stime of a process, in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ: 100 on Linux
+/** The server's CPU time (`INFO cpu`: user + system of the main thread and the others), in seconds. */
+async function serverCpuSeconds(port: number): Promise<number> {
+  const info = await cli(port, "INFO", "cpu");
+  const field = (name: string) => Number(info.match(new RegExp(`^${name}:(\\S+)`, "m"))?.[1]);
+  return field("used_cpu_user") + field("used_cpu_sys");
 }
 
-async function run(variant: Variant, port: number, serverPid: number): Promise<RoundResult> {
+async function run(variant: Variant, port: number): Promise<RoundResult> {
   await cli(port, "FLUSHALL");
   await cli(port, "CONFIG", "RESETSTAT");
+  const clients = Array.from({ length: PROCESSES }, (_, i) =>
+    new Deno.Command("taskset", {
+      args: [
+        "-c",
+        "1",
+        Deno.execPath(),
+        "run",
+        "--allow-net=127.0.0.1",
+        "--allow-read",
+        "--allow-env=LOG_TOKENS,LOG_STREAM",
+        CLIENT,
+        variant,
+        String(port),
+        String(LOOPS),
+        String(SECONDS),
+        `h${i}`,
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn());
+  // Each prints `ready` once connected; then they start together, after the warm-up.
+  const readers = clients.map((child) =>
+    child.stdout.pipeThrough(new TextDecoderStream()).getReader()
+  );
+  const errors = clients.map((child) => new Response(child.stderr).text());
+  const texts = clients.map(() => "");
+  await Promise.all(readers.map(async (reader, i) => {
+    while (!texts[i]!.includes("ready\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`Client ${i} (${variant}) failed: ${await errors[i]}`);
+      texts[i] += value;
+    }
+  }));
   const startAt = Date.now() + WARMUP_MS;
-  let serverCpuAtStart = 0;
+  let serverCpuAtStart: Promise<number> = Promise.resolve(NaN);
   let loadavg = "";
-  const opening = setTimeout(() => (serverCpuAtStart = cpuSeconds(serverPid)), WARMUP_MS);
+  // The server's commands and CPU are counted from the window's start.
+  const opening = setTimeout(() => {
+    serverCpuAtStart = cli(port, "CONFIG", "RESETSTAT").then(() => serverCpuSeconds(port));
+  }, WARMUP_MS);
   const middle = setTimeout(
-    () => (loadavg = Deno.readTextFileSync("/proc/loadavg").trim()),
+    () => (loadavg = Deno.loadavg().map((x) => x.toFixed(2)).join(" ")),
     WARMUP_MS + SECONDS * 500,
   );
-  const outputs = await Promise.all(
-    Array.from({ length: PROCESSES }, (_, i) =>
-      new Deno.Command("taskset", {
-        args: [
-          "-c",
-          "1",
-          Deno.execPath(),
-          "run",
-          "--allow-net=127.0.0.1",
-          "--allow-read",
-          "--allow-env=LOG_TOKENS,LOG_STREAM",
-          CLIENT,
-          variant,
-          String(port),
-          String(LOOPS),
-          String(startAt),
-          String(SECONDS),
-          `h${i}`,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output()),
-  );
-  const serverCpu = (cpuSeconds(serverPid) - serverCpuAtStart) / SECONDS * 100;
+  await Promise.all(clients.map(async (child) => {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(`${startAt}\n`));
+    await writer.close();
+  }));
+  const outputs = await Promise.all(readers.map(async (reader, i) => {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      texts[i] += value;
+    }
+    const status = await clients[i]!.status;
+    return { success: status.success, text: texts[i]!, stderr: await errors[i]! };
+  }));
+  const serverCpu = (await serverCpuSeconds(port) - await serverCpuAtStart) / SECONDS * 100;
   clearTimeout(opening);
   clearTimeout(middle);
   const results: ClientResult[] = outputs.map((out, i) => {
-    const text = new TextDecoder().decode(out.stdout).trim();
+    const text = out.text.trim();
     if (!out.success || text === "") {
-      throw new Error(
-        `Client ${i} (${variant}) failed: ${new TextDecoder().decode(out.stderr)}`,
-      );
+      throw new Error(`Client ${i} (${variant}) failed: ${out.stderr}`);
     }
     return JSON.parse(text.split("\n").at(-1)!) as ClientResult;
   });
@@ -175,7 +202,7 @@ try {
   }
   console.log(
     `redis-server ${(await cli(port, "INFO", "server")).match(/redis_version:(\S+)/)?.[1]} ` +
-      `on 127.0.0.1:${port}; ${ROUNDS} rounds x ${SECONDS} s (warm-up ${WARMUP_MS} ms), ` +
+      `on 127.0.0.1:${port}, ${Deno.version.deno}; ${ROUNDS} rounds x ${SECONDS} s (warm-up ${WARMUP_MS} ms), ` +
       `${PROCESSES} processes x ${LOOPS} loops, clients on core 1, ${LIMITED_LEVELS} limited levels`,
   );
   const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -183,7 +210,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse() as Variant[];
     for (const variant of order) {
-      const r = await run(variant, port, server.pid);
+      const r = await run(variant, port);
       all[variant].push(r);
       const cmds = Object.entries(r.commands).map(([k, v]) => `${k}=${v}`).join(" ");
       console.log(
