@@ -127,7 +127,7 @@ try {
     `${TRIALS} trials, period ${PERIOD_MS} ms, ${LOOPS} loops holding a seat ${HOLD_MS} ms, ` +
       `A floods ${STEADY_MS} ms then B floods; samples every 10 ms`,
   );
-  const results = [];
+  const results: Awaited<ReturnType<typeof trial>>[] = [];
   for (let t = 0; t < TRIALS; t++) {
     const r = await trial(port);
     results.push(r);
