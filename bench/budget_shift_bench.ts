@@ -1,0 +1,158 @@
+/**
+ * How long a demand shift takes to move the budgets, on the real clock: two
+ * {@linkcode BudgetHolder}s (period 200 ms) over a {@linkcode RedisBudgetStore}
+ * on a `redis-server` this script starts on a free loopback port. Holder A
+ * floods `global-default` (64 loops, each holding its seat 10 ms) while B is
+ * idle; then A stops and B floods. Sampling both holders' `budgets()` every
+ * 10 ms, it reports how long after the shift B's capacity first reaches its
+ * new fair share (its target at the end of the trial) and 90% of it, in ms
+ * and in periods, and how long A takes to give its seats back (capacity at
+ * most 10% of what it held). Trials start afresh (new holders, `FLUSHALL`).
+ *
+ * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read --allow-env=LOG_TOKENS,LOG_STREAM bench/budget_shift_bench.ts [trials=5]`
+ *
+ * @module
+ */
+
+import { resolveConfiguration } from "../mod.ts";
+import type { SeatRequest } from "../mod.ts";
+import { BudgetHolder } from "../src/budgets/holder.ts";
+import { RedisBudgetStore } from "../src/redis/redis_budget_store.ts";
+
+const TRIALS = Number(Deno.args[0] ?? 5);
+const PERIOD_MS = 200;
+const LOOPS = 64;
+const HOLD_MS = 10;
+const STEADY_MS = 3_000;
+const AFTER_MS = 5_000;
+const LEVEL = "global-default";
+const request: SeatRequest = {
+  priorityLevel: LEVEL,
+  flowSchema: LEVEL,
+  flowHash: { hi: 12345, lo: 67890 },
+};
+const config = resolveConfiguration(undefined, { serverConcurrencyLimit: 600 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function cli(port: number, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("redis-cli", {
+    args: ["-h", "127.0.0.1", "-p", String(port), ...args],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** `LOOPS` loops on `holder` until `running()` is false. */
+function flood(holder: BudgetHolder, running: () => boolean): Promise<void[]> {
+  return Promise.all(Array.from({ length: LOOPS }, async () => {
+    while (running()) {
+      const a = await holder.acquire(request);
+      await sleep(HOLD_MS);
+      if (a.admitted) a.seat.release();
+    }
+  }));
+}
+
+const budget = (h: BudgetHolder) => h.budgets().find((b) => b.level === LEVEL)!;
+
+async function trial(port: number) {
+  await cli(port, "FLUSHALL");
+  const url = `redis://127.0.0.1:${port}`;
+  const stores = [new RedisBudgetStore(url), new RedisBudgetStore(url)];
+  const [a, b] = stores.map((store, i) =>
+    new BudgetHolder(config, { store, id: `h${i}`, periodMs: PERIOD_MS })
+  ) as [BudgetHolder, BudgetHolder];
+  await Promise.all([a.ready(), b.ready()]);
+  let aRunning = true;
+  let bRunning = false;
+  const aDone = flood(a, () => aRunning);
+  await sleep(STEADY_MS);
+  const before = { a: budget(a), b: budget(b) };
+  // The shift.
+  aRunning = false;
+  bRunning = true;
+  const shiftAt = performance.now();
+  const bDone = flood(b, () => bRunning);
+  const samples: { t: number; a: number; b: number; bTarget: number }[] = [];
+  while (performance.now() - shiftAt < AFTER_MS) {
+    samples.push({
+      t: performance.now() - shiftAt,
+      a: budget(a).capacity,
+      b: budget(b).capacity,
+      bTarget: budget(b).target,
+    });
+    await sleep(10);
+  }
+  const after = { a: budget(a), b: budget(b) };
+  bRunning = false;
+  await Promise.all([aDone, bDone]);
+  a.close();
+  b.close();
+  await Promise.all(stores.map((s) => s.close()));
+  const share = after.b.target;
+  const firstAt = (ok: (s: typeof samples[number]) => boolean) => samples.find(ok)?.t ?? NaN;
+  return {
+    before,
+    after,
+    bFull: firstAt((s) => s.b >= share),
+    b90: firstAt((s) => s.b >= 0.9 * share),
+    aGone: firstAt((s) => s.a <= 0.1 * before.a.capacity),
+    trace: samples.filter((_, i) => i % 20 === 0).map((s) =>
+      `${Math.round(s.t)}ms A${s.a}/B${s.b}(t${s.bTarget})`
+    ),
+  };
+}
+
+const port = freePort();
+const server = new Deno.Command("redis-server", {
+  args: ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no"],
+  stdout: "null",
+  stderr: "null",
+}).spawn();
+try {
+  for (let i = 0; (await cli(port, "PING")) !== "PONG"; i++) {
+    if (i === 50) throw new Error(`redis-server did not answer on port ${port}`);
+    await sleep(100);
+  }
+  console.log(
+    `${TRIALS} trials, period ${PERIOD_MS} ms, ${LOOPS} loops holding a seat ${HOLD_MS} ms, ` +
+      `A floods ${STEADY_MS} ms then B floods; samples every 10 ms`,
+  );
+  const results: Awaited<ReturnType<typeof trial>>[] = [];
+  for (let t = 0; t < TRIALS; t++) {
+    const r = await trial(port);
+    results.push(r);
+    const show = (b: { capacity: number; target: number; limit: number }) =>
+      `cap ${b.capacity} target ${b.target} limit ${b.limit}`;
+    console.log(
+      `trial ${t + 1}: before A ${show(r.before.a)}, B ${show(r.before.b)}; ` +
+        `after A ${show(r.after.a)}, B ${show(r.after.b)}; ` +
+        `B reaches its share in ${r.bFull.toFixed(0)} ms (${
+          (r.bFull / PERIOD_MS).toFixed(1)
+        } periods), ` +
+        `90% in ${r.b90.toFixed(0)} ms; A at <=10% in ${r.aGone.toFixed(0)} ms` +
+        ` | loadavg ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`,
+    );
+    console.log(`  trace: ${r.trace.join(" ")}`);
+  }
+  const m = (f: (r: typeof results[number]) => number) => median(results.map(f));
+  console.log(
+    `median: B at its share ${m((r) => r.bFull).toFixed(0)} ms (${
+      (m((r) => r.bFull) / PERIOD_MS).toFixed(1)
+    } periods), 90% ${m((r) => r.b90).toFixed(0)} ms, A at <=10% ${
+      m((r) => r.aGone).toFixed(0)
+    } ms`,
+  );
+} finally {
+  server.kill("SIGTERM");
+  await server.status;
+}
