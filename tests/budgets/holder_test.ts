@@ -355,6 +355,7 @@ Deno.test("holders after their store restarted empty: they first claim what they
     leaseMs: 3_000,
     drainMs: 1_000,
     skewMs: 100,
+    random: () => 0.5,
   });
   const b2 = new BudgetHolder(CONFIG, {
     store,
@@ -364,6 +365,7 @@ Deno.test("holders after their store restarted empty: they first claim what they
     leaseMs: 3_000,
     drainMs: 1_000,
     skewMs: 100,
+    random: () => 0.5,
   });
   const waiting = track(b2.acquire(request()));
   await run(s, 1_500);
