@@ -29,6 +29,7 @@
  */
 
 import { resolveConfiguration } from "../mod.ts";
+import { redisCli, startRedis } from "../tests/_helpers/redis_server.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 7);
 const SECONDS = Number(Deno.args[1] ?? 5);
@@ -71,22 +72,6 @@ interface RoundResult {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("redis-cli", {
-    args: ["-h", "127.0.0.1", "-p", String(port), ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return new TextDecoder().decode(out.stdout);
-}
-
 function commandStats(text: string): Record<string, number> {
   const calls: Record<string, number> = {};
   for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]!] = Number(m[2]);
@@ -94,15 +79,15 @@ function commandStats(text: string): Record<string, number> {
 }
 
 /** The server's CPU time (`INFO cpu`: user + system of the main thread and the others), in seconds. */
-async function serverCpuSeconds(port: number): Promise<number> {
-  const info = await cli(port, "INFO", "cpu");
+async function serverCpuSeconds(): Promise<number> {
+  const info = await redisCli(redis, "INFO", "cpu");
   const field = (name: string) => Number(info.match(new RegExp(`^${name}:(\\S+)`, "m"))?.[1]);
   return field("used_cpu_user") + field("used_cpu_sys");
 }
 
 async function run(variant: Variant, port: number): Promise<RoundResult> {
-  await cli(port, "FLUSHALL");
-  await cli(port, "CONFIG", "RESETSTAT");
+  await redisCli(redis, "FLUSHALL");
+  await redisCli(redis, "CONFIG", "RESETSTAT");
   const clients = Array.from({ length: PROCESSES }, (_, i) =>
     new Deno.Command("taskset", {
       args: [
@@ -142,7 +127,7 @@ async function run(variant: Variant, port: number): Promise<RoundResult> {
   let loadavg = "";
   // The server's commands and CPU are counted from the window's start.
   const opening = setTimeout(() => {
-    serverCpuAtStart = cli(port, "CONFIG", "RESETSTAT").then(() => serverCpuSeconds(port));
+    serverCpuAtStart = redisCli(redis, "CONFIG", "RESETSTAT").then(() => serverCpuSeconds());
   }, WARMUP_MS);
   const middle = setTimeout(
     () => (loadavg = Deno.loadavg().map((x) => x.toFixed(2)).join(" ")),
@@ -162,7 +147,7 @@ async function run(variant: Variant, port: number): Promise<RoundResult> {
     const status = await clients[i]!.status;
     return { success: status.success, text: texts[i]!, stderr: await errors[i]! };
   }));
-  const serverCpu = (await serverCpuSeconds(port) - await serverCpuAtStart) / SECONDS * 100;
+  const serverCpu = (await serverCpuSeconds() - await serverCpuAtStart) / SECONDS * 100;
   clearTimeout(opening);
   clearTimeout(middle);
   const results: ClientResult[] = outputs.map((out, i) => {
@@ -172,7 +157,7 @@ async function run(variant: Variant, port: number): Promise<RoundResult> {
     }
     return JSON.parse(text.split("\n").at(-1)!) as ClientResult;
   });
-  const commands = commandStats(await cli(port, "INFO", "commandstats"));
+  const commands = commandStats(await redisCli(redis, "INFO", "commandstats"));
   const ops = results.reduce((s, r) => s + r.reads + r.writes, 0);
   return {
     decisionsPerSecond: results.reduce((s, r) => s + r.decisionsPerSecond, 0),
@@ -189,19 +174,12 @@ async function run(variant: Variant, port: number): Promise<RoundResult> {
   };
 }
 
-const port = freePort();
-const server = new Deno.Command("redis-server", {
-  args: ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no"],
-  stdout: "null",
-  stderr: "null",
-}).spawn();
+// A redis-server on a free loopback port, without persistence (tests/_helpers/redis_server.ts).
+const redis = await startRedis();
+const port = redis.port;
 try {
-  for (let i = 0; (await cli(port, "PING")).trim() !== "PONG"; i++) {
-    if (i === 50) throw new Error(`redis-server did not answer on port ${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
   console.log(
-    `redis-server ${(await cli(port, "INFO", "server")).match(/redis_version:(\S+)/)?.[1]} ` +
+    `redis-server ${(await redisCli(redis, "INFO", "server")).match(/redis_version:(\S+)/)?.[1]} ` +
       `on 127.0.0.1:${port}, ${Deno.version.deno}; ${ROUNDS} rounds x ${SECONDS} s (warm-up ${WARMUP_MS} ms), ` +
       `${PROCESSES} processes x ${LOOPS} loops, clients on core 1, ${LIMITED_LEVELS} limited levels`,
   );
@@ -253,6 +231,5 @@ try {
       `server cpu ${paired((r) => r.serverCpu).toFixed(3)}x`,
   );
 } finally {
-  server.kill("SIGTERM");
-  await server.status;
+  await redis.stop();
 }

@@ -15,6 +15,7 @@
  */
 
 import { resolveConfiguration } from "../mod.ts";
+import { redisCli, startRedis } from "../tests/_helpers/redis_server.ts";
 import type { SeatRequest } from "../mod.ts";
 import { BudgetHolder } from "../src/budgets/holder.ts";
 import { RedisBudgetStore } from "../src/redis/redis_budget_store.ts";
@@ -35,22 +36,6 @@ const config = resolveConfiguration(undefined, { serverConcurrencyLimit: 600 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("redis-cli", {
-    args: ["-h", "127.0.0.1", "-p", String(port), ...args],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(out.stdout).trim();
-}
-
 /** `LOOPS` loops on `holder` until `running()` is false. */
 function flood(holder: BudgetHolder, running: () => boolean): Promise<void[]> {
   return Promise.all(Array.from({ length: LOOPS }, async () => {
@@ -65,7 +50,7 @@ function flood(holder: BudgetHolder, running: () => boolean): Promise<void[]> {
 const budget = (h: BudgetHolder) => h.budgets().find((b) => b.level === LEVEL)!;
 
 async function trial(port: number) {
-  await cli(port, "FLUSHALL");
+  await redisCli(redis, "FLUSHALL");
   const url = `redis://127.0.0.1:${port}`;
   const stores = [new RedisBudgetStore(url), new RedisBudgetStore(url)];
   const [a, b] = stores.map((store, i) =>
@@ -112,17 +97,10 @@ async function trial(port: number) {
   };
 }
 
-const port = freePort();
-const server = new Deno.Command("redis-server", {
-  args: ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no"],
-  stdout: "null",
-  stderr: "null",
-}).spawn();
+// A redis-server on a free loopback port, without persistence (tests/_helpers/redis_server.ts).
+const redis = await startRedis();
+const port = redis.port;
 try {
-  for (let i = 0; (await cli(port, "PING")) !== "PONG"; i++) {
-    if (i === 50) throw new Error(`redis-server did not answer on port ${port}`);
-    await sleep(100);
-  }
   console.log(
     `${TRIALS} trials, period ${PERIOD_MS} ms, ${LOOPS} loops holding a seat ${HOLD_MS} ms, ` +
       `A floods ${STEADY_MS} ms then B floods; samples every 10 ms`,
@@ -153,6 +131,5 @@ try {
     } ms`,
   );
 } finally {
-  server.kill("SIGTERM");
-  await server.status;
+  await redis.stop();
 }
