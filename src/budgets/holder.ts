@@ -101,6 +101,8 @@ interface LevelState {
   lastSettleAt: number;
   /** An early settle waiting for its time, or `null`. */
   soon: Timer | null;
+  /** Watching a claim above the capacity drain to it, or `null`. */
+  drain: Timer | null;
   /** Peak seat demand since the last settle, from the queue set's integrator. */
   demand: number;
   /** Average and deviation of the seat demand over the last period. */
@@ -309,6 +311,23 @@ export class BudgetHolder implements Coordinator {
     return Promise.resolve(decided);
   }
 
+  /**
+   * Applies a new configuration live, as the embedded coordinator does
+   * (`docs/semantics.md` §2.6): a new limited level has no seat until its
+   * first settle, which starts at once; a removed level keeps its budget for
+   * the requests it still holds and is let go once idle (its claim runs out
+   * with its lease); the limits the claims are held to are reallocated.
+   * Every level is validated first: on error nothing changes.
+   *
+   * @throws {RangeError} or {TypeError} when a level's configuration is invalid or the holder is closed.
+   */
+  configure(next: EffectiveConfiguration): void {
+    if (this.#closed) throw new TypeError("Cannot configure the budget holder: it is closed");
+    this.#local.configure(next); // validates every level before it changes anything
+    this.#borrowing.configure(next);
+    for (const level of this.#adopt(next)) void this.#settleLevel(level);
+  }
+
   /** Stops settling; the local queue sets answer what waits `unavailable`. Claims run out with their lease. */
   close(): void {
     if (this.#closed) return;
@@ -318,6 +337,7 @@ export class BudgetHolder implements Coordinator {
     for (const level of this.#levels.values()) {
       level.leaseTimer?.cancel();
       level.soon?.cancel();
+      level.drain?.cancel();
     }
     this.#local.close();
   }
@@ -329,13 +349,28 @@ export class BudgetHolder implements Coordinator {
 
   // ---- settling -------------------------------------------------------------
 
-  #adopt(configuration: EffectiveConfiguration): void {
+  /**
+   * Holds every limited level of `configuration`: a new one with no seat
+   * until its first settle; a known one keeps its budget. Returns the new ones.
+   */
+  #adopt(configuration: EffectiveConfiguration): LevelState[] {
     const limits: Record<string, number> = {};
     const current = this.#borrowing.currentLimits();
+    const fresh: LevelState[] = [];
     for (const pl of configuration.priorityLevels) {
-      if (pl.type === "Exempt" || pl.name === EXEMPT) continue;
+      if (pl.type === "Exempt" || pl.name === EXEMPT) {
+        // A level that became exempt has no budget any more: its claim runs out with its lease.
+        const held = this.#levels.get(pl.name);
+        if (held !== undefined) this.#drop(held);
+        continue;
+      }
       const limit = current[pl.name] ?? pl.currentLimit;
-      this.#levels.set(pl.name, {
+      const known = this.#levels.get(pl.name);
+      if (known !== undefined) {
+        known.limit = limit;
+        continue;
+      }
+      const level: LevelState = {
         name: pl.name,
         limit,
         budget: {
@@ -349,16 +384,28 @@ export class BudgetHolder implements Coordinator {
         },
         settling: null,
         soon: null,
+        drain: null,
         lastSettleAt: -Infinity,
         demand: 0,
         average: 0,
         deviation: 0,
         total: { demand: 0, average: 0, deviation: 0 },
         leaseTimer: null,
-      });
+      };
+      this.#levels.set(pl.name, level);
+      fresh.push(level);
       limits[pl.name] = 0; // no seat before the first settle
     }
     this.#local.setCurrentLimits(limits);
+    return fresh;
+  }
+
+  /** Stops holding `level` (removed and idle, or exempt now): its claim runs out with its lease. */
+  #drop(level: LevelState): void {
+    level.leaseTimer?.cancel();
+    level.soon?.cancel();
+    level.drain?.cancel();
+    this.#levels.delete(level.name);
   }
 
   #wallNow(): number {
@@ -397,6 +444,12 @@ export class BudgetHolder implements Coordinator {
       },
       idle: false,
     }));
+    // Removed levels let go of here are idle: the allocation lets go of them too.
+    for (const name of this.#borrowing.quiescing()) {
+      if (this.#levels.has(name)) continue;
+      const none = { durationMs: BORROWING_ADJUSTMENT_PERIOD_MS, average: 0, deviation: 0 };
+      reports.push({ level: name, demand: { ...none, min: 0, max: 0 }, idle: true });
+    }
     this.#borrowing.adjust(reports, this.#clock.now());
     const limits = this.#borrowing.currentLimits();
     for (const level of this.#levels.values()) level.limit = limits[level.name] ?? level.limit;
@@ -404,7 +457,13 @@ export class BudgetHolder implements Coordinator {
 
   /** Settles every level: the demand of the period, then one settle each, in parallel. */
   #round(): Promise<void> {
-    for (const report of this.#local.collectSeatDemand()) {
+    const reports = this.#local.collectSeatDemand();
+    // A removed level that has gone idle here has left the local queue sets: let it go.
+    const present = new Set(reports.map((r) => r.level));
+    for (const level of [...this.#levels.values()]) {
+      if (!present.has(level.name)) this.#drop(level);
+    }
+    for (const report of reports) {
       const level = this.#levels.get(report.level);
       if (level === undefined) continue;
       // A period of no length (the first round, at start) has no average: count it as none.
@@ -428,6 +487,29 @@ export class BudgetHolder implements Coordinator {
       level.soon = null;
       if (level.settling === null) void this.#settleLevel(level);
     });
+  }
+
+  /**
+   * A claim above the capacity (seats draining to a lower share) is written
+   * lower as soon as the seats have drained, rather than at the next period:
+   * the holder whose share grew gets them sooner. Checked locally every
+   * tenth of a period; the store is written once, when drained.
+   */
+  #watchDrain(level: LevelState): void {
+    if (this.#closed || level.drain !== null) return;
+    const check = (wait: number) => {
+      level.drain = this.#clock.setTimer(Math.max(0, wait), () => {
+        level.drain = null;
+        const { claim, capacity } = level.budget;
+        if (claim <= capacity || level.settling !== null) return; // settled meanwhile
+        if (this.#levelSnapshot(level.name).seatsInUse <= capacity) {
+          void this.#settleLevel(level);
+        } else {
+          check(this.#periodMs / 10);
+        }
+      });
+    };
+    check(this.#periodMs / 10);
   }
 
   #settleLevel(level: LevelState): Promise<void> {
@@ -480,6 +562,13 @@ export class BudgetHolder implements Coordinator {
         mode: "budget",
       };
       this.#setCapacity(level, settlement.capacity);
+      if (settlement.claim > settlement.capacity) this.#watchDrain(level);
+      // Requests wait for seats that are not free yet: look again half a period on.
+      if (
+        settlement.capacity < settlement.target && this.#levelSnapshot(level.name).seatsWaiting > 0
+      ) {
+        this.#settleSoon(level);
+      }
       level.leaseTimer?.cancel();
       level.leaseTimer = this.#clock.setTimer(
         settlement.expiresAt - this.#wallNow(),
