@@ -9,7 +9,7 @@
  * and in periods, and how long A takes to give its seats back (capacity at
  * most 10% of what it held). Trials start afresh (new holders, `FLUSHALL`).
  *
- * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read --allow-env=LOG_TOKENS,LOG_STREAM bench/budget_shift_bench.ts [trials=5]`
+ * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read --allow-env=LOG_TOKENS,LOG_STREAM --allow-sys=loadavg bench/budget_shift_bench.ts [trials=5]`
  *
  * @module
  */

@@ -54,7 +54,10 @@ export interface BudgetHolderOptions {
   store: BudgetStore;
   /** This holder's id among the level's holders (default: a random UUID). */
   id?: string;
-  /** How often each level's ledger is settled, in ms (default 1,000). */
+  /**
+   * How often each level's ledger is settled, in ms (default 1,000): every
+   * period plus a random 0 to 20% (the holders do not settle in step).
+   */
   periodMs?: number;
   /** How long a claim lasts without being renewed, in ms (default 5,000). */
   leaseMs?: number;
@@ -65,7 +68,7 @@ export interface BudgetHolderOptions {
   drainMs?: number;
   /** How far the holders' wall clocks may disagree, in ms (default 1,000). */
   skewMs?: number;
-  /** Random numbers in [0, 1) for the period's jitter (default `Math.random`). */
+  /** Random numbers in [0, 1) for the periods' jitter (default `Math.random`). */
   random?: () => number;
   /**
    * How long a store operation may take before it counts as failed, in ms
@@ -414,9 +417,10 @@ export class BudgetHolder implements Coordinator {
 
   #schedule(): void {
     if (this.#closed) return;
-    // ±10% around the period: holders started together do not settle in lockstep (each
-    // conflict costs a read and a write more).
-    const jitter = this.#periodMs * (0.9 + 0.2 * this.#random());
+    // Up to 20% over the period: holders started together do not settle in lockstep (each
+    // conflict costs a read and a write more), and a level is settled at most once per period
+    // (a read and a write), early settles aside.
+    const jitter = this.#periodMs * (1 + 0.2 * this.#random());
     this.#timer = this.#clock.setTimer(jitter, () => {
       void this.#round();
       this.#schedule();
@@ -545,8 +549,21 @@ export class BudgetHolder implements Coordinator {
       );
       if (written === TIMED_OUT || this.#closed) return this.#failed(level);
       if (!written) {
+        // Another holder wrote first. A settle that changes something (the claim, a higher
+        // capacity, the first lease) or whose lease would not last to the next round tries
+        // again at once; a mere renewal waits for the next round, which reads afresh: a conflict
+        // then costs no operation more.
         this.#stats.conflicts++;
-        continue;
+        const mine = stored?.ledger.holders[this.id];
+        const leaseLeft = (level.budget.leaseEndsAt ?? -Infinity) - this.#wallNow();
+        if (
+          mine === undefined || mine.claim !== settlement.claim ||
+          settlement.capacity > level.budget.capacity ||
+          leaseLeft < 2 * this.#periodMs + this.#storeTimeoutMs
+        ) {
+          continue;
+        }
+        return;
       }
       this.#stats.settles++;
       this.#failing = false;

@@ -30,6 +30,8 @@ class TestStore implements BudgetStore {
   readonly memory = new MemoryBudgetStore();
   down = false;
   refuse = false;
+  /** Writes to refuse as if another holder had written first. */
+  conflicts = 0;
   reads = 0;
   writes = 0;
 
@@ -40,6 +42,10 @@ class TestStore implements BudgetStore {
 
   write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
     this.writes++;
+    if (this.conflicts > 0) {
+      this.conflicts--;
+      return Promise.resolve(false);
+    }
     return this.#gate(() => this.memory.writeNow(level, expected, ledger));
   }
 
@@ -79,7 +85,7 @@ function setup(count: number, options: Partial<BudgetHolderOptions> = {}): Setup
       leaseMs: 3_000,
       drainMs: 1_000,
       skewMs: 100,
-      random: () => 0.5, // periods of exactly 1 s: no jitter
+      random: () => 0, // periods of exactly 1 s: no jitter
       onStoreError: (e) => errors.push(e),
       ...options,
     }));
@@ -355,7 +361,7 @@ Deno.test("holders after their store restarted empty: they first claim what they
     leaseMs: 3_000,
     drainMs: 1_000,
     skewMs: 100,
-    random: () => 0.5,
+    random: () => 0,
   });
   const b2 = new BudgetHolder(CONFIG, {
     store,
@@ -365,7 +371,7 @@ Deno.test("holders after their store restarted empty: they first claim what they
     leaseMs: 3_000,
     drainMs: 1_000,
     skewMs: 100,
-    random: () => 0.5,
+    random: () => 0,
   });
   const waiting = track(b2.acquire(request()));
   await run(s, 1_500);
@@ -515,5 +521,33 @@ Deno.test("holder: configure adds a level (seats from its first settle, at once)
   release(batch);
   h.close();
   assert.throws(() => h.configure(next), TypeError);
+  done(s);
+});
+
+Deno.test("holder: a conflicting write is tried again at once when the settle changes the claim, not for a renewal", async () => {
+  // A lease of 5 s outlasts the next round by more than a period and the store's timeout.
+  const s = setup(1, { leaseMs: 5_000 });
+  const h = s.holders[0]!;
+  const held = [track(h.acquire(request())), track(h.acquire(request()))];
+  await run(s, 2_500); // rounds at 1 s and 2 s: the claim is steady
+  const claim = h.budgets()[0]!.claim;
+  const ops = () => ({ reads: s.store.reads, writes: s.store.writes });
+  // A renewal that conflicts: one read, one write, no retry; the lease still runs.
+  let before = ops();
+  s.store.conflicts = 2; // both limited levels' renewals conflict
+  await run(s, 1_000);
+  assert.deepEqual(ops(), { reads: before.reads + 2, writes: before.writes + 2 });
+  assert.equal(h.stats.conflicts, 2);
+  assert.equal(h.budgets()[0]!.mode, "budget");
+  assert.equal(h.budgets()[0]!.claim, claim);
+  // A settle that changes the claim (more demand) and conflicts is tried again at once.
+  const more = Array.from({ length: 2 }, () => track(h.acquire(request())));
+  before = ops();
+  s.store.conflicts = 1;
+  await run(s, 1_000);
+  const after = ops();
+  assert.ok(after.writes - before.writes >= 3, `${after.writes - before.writes} writes`);
+  assert.ok(h.budgets()[0]!.claim > claim, "the higher claim was written");
+  for (const t of [...held, ...more]) release(t);
   done(s);
 });
