@@ -3,11 +3,12 @@
  * {@linkcode BudgetHolder}s (period 200 ms) over a {@linkcode RedisBudgetStore}
  * on a `redis-server` this script starts on a free loopback port. Holder A
  * floods `global-default` (64 loops, each holding its seat 10 ms) while B is
- * idle; then A stops and B floods. Sampling both holders' `budgets()` every
- * 10 ms, it reports how long after the shift B's capacity first reaches its
- * new fair share (its target at the end of the trial) and 90% of it, in ms
- * and in periods, and how long A takes to give its seats back (capacity at
- * most 10% of what it held). Trials start afresh (new holders, `FLUSHALL`).
+ * idle; then B floods too; then A stops. Sampling both holders' `budgets()`
+ * every 10 ms, it reports how long after B starts its capacity first reaches
+ * an equal share (half the level), and how long after A stops B has the
+ * whole level (its target at the end) and 90% of it, in ms and in periods,
+ * and how long A takes to give its seats back (capacity at most 10% of what
+ * it held). Trials start afresh (new holders, `FLUSHALL`).
  *
  * Run: `deno run --allow-run --allow-net=127.0.0.1 --allow-read --allow-env=LOG_TOKENS,LOG_STREAM --allow-sys=loadavg bench/budget_shift_bench.ts [trials=5]`
  *
@@ -34,6 +35,7 @@ const request: SeatRequest = {
 };
 const config = resolveConfiguration(undefined, { serverConcurrencyLimit: 600 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ms = (x: number) => `${x.toFixed(0)} ms (${(x / PERIOD_MS).toFixed(1)} periods)`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** `LOOPS` loops on `holder` until `running()` is false. */
@@ -62,11 +64,34 @@ async function trial(port: number) {
   const aDone = flood(a, () => aRunning);
   await sleep(STEADY_MS);
   const before = { a: budget(a), b: budget(b) };
-  // The shift.
-  aRunning = false;
+  // The first shift: B floods too; it should get an equal share (half the level).
   bRunning = true;
-  const shiftAt = performance.now();
   const bDone = flood(b, () => bRunning);
+  const join = await watch(a, b);
+  // The second: A stops; B should get the whole level.
+  aRunning = false;
+  const handover = await watch(a, b);
+  const after = { a: budget(a), b: budget(b) };
+  bRunning = false;
+  await Promise.all([aDone, bDone]);
+  a.close();
+  b.close();
+  await Promise.all(stores.map((s) => s.close()));
+  const half = Math.floor(before.a.limit / 2);
+  return {
+    before,
+    after,
+    bHalf: join.firstAt((s) => s.b >= half),
+    bFull: handover.firstAt((s) => s.b >= after.b.target),
+    b90: handover.firstAt((s) => s.b >= 0.9 * after.b.target),
+    aGone: handover.firstAt((s) => s.a <= 0.1 * before.a.capacity),
+    trace: [...join.trace, "| A stops:", ...handover.trace],
+  };
+}
+
+/** Samples both holders' capacities every 10 ms for `AFTER_MS`. */
+async function watch(a: BudgetHolder, b: BudgetHolder) {
+  const shiftAt = performance.now();
   const samples: { t: number; a: number; b: number; bTarget: number }[] = [];
   while (performance.now() - shiftAt < AFTER_MS) {
     samples.push({
@@ -77,21 +102,9 @@ async function trial(port: number) {
     });
     await sleep(10);
   }
-  const after = { a: budget(a), b: budget(b) };
-  bRunning = false;
-  await Promise.all([aDone, bDone]);
-  a.close();
-  b.close();
-  await Promise.all(stores.map((s) => s.close()));
-  const share = after.b.target;
-  const firstAt = (ok: (s: typeof samples[number]) => boolean) => samples.find(ok)?.t ?? NaN;
   return {
-    before,
-    after,
-    bFull: firstAt((s) => s.b >= share),
-    b90: firstAt((s) => s.b >= 0.9 * share),
-    aGone: firstAt((s) => s.a <= 0.1 * before.a.capacity),
-    trace: samples.filter((_, i) => i % 20 === 0).map((s) =>
+    firstAt: (ok: (s: typeof samples[number]) => boolean) => samples.find(ok)?.t ?? NaN,
+    trace: samples.filter((_, i) => i % 20 === 0 && i < 100).map((s) =>
       `${Math.round(s.t)}ms A${s.a}/B${s.b}(t${s.bTarget})`
     ),
   };
@@ -114,21 +127,19 @@ try {
     console.log(
       `trial ${t + 1}: before A ${show(r.before.a)}, B ${show(r.before.b)}; ` +
         `after A ${show(r.after.a)}, B ${show(r.after.b)}; ` +
-        `B reaches its share in ${r.bFull.toFixed(0)} ms (${
-          (r.bFull / PERIOD_MS).toFixed(1)
-        } periods), ` +
-        `90% in ${r.b90.toFixed(0)} ms; A at <=10% in ${r.aGone.toFixed(0)} ms` +
+        `B has half the level in ${ms(r.bHalf)} once it floods too; once A stops, ` +
+        `B has the whole level in ${ms(r.bFull)}, 90% in ${ms(r.b90)}; ` +
+        `A at <=10% in ${r.aGone.toFixed(0)} ms` +
         ` | loadavg ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`,
     );
     console.log(`  trace: ${r.trace.join(" ")}`);
   }
   const m = (f: (r: typeof results[number]) => number) => median(results.map(f));
   console.log(
-    `median: B at its share ${m((r) => r.bFull).toFixed(0)} ms (${
-      (m((r) => r.bFull) / PERIOD_MS).toFixed(1)
-    } periods), 90% ${m((r) => r.b90).toFixed(0)} ms, A at <=10% ${
-      m((r) => r.aGone).toFixed(0)
-    } ms`,
+    `median: B has half the level in ${ms(m((r) => r.bHalf))} once it floods too; ` +
+      `the whole level in ${ms(m((r) => r.bFull))} once A stops (90% in ${
+        ms(m((r) => r.b90))
+      }), A at <=10% in ${m((r) => r.aGone).toFixed(0)} ms`,
   );
 } finally {
   await redis.stop();
