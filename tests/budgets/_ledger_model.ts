@@ -8,28 +8,33 @@
  * value it knows to `settle`, which holds the claims to the smallest limit
  * of the live ledger lines).
  *
- * What is checked at every step (`runModel`):
+ * What `runModel` checks at every step, and why it holds:
  *
  * 1. Seats in use never exceed the highest limit in force during the last
  *    W = lease + drain + skew. A limit is in force while it is the level's
  *    true limit, and also while a live holder still knows it: a holder that
- *    has not adopted a lower limit yet settles with its old one, and the
- *    others follow the smallest limit in the ledger, so nothing lower can
- *    bind them until some holder writes it. W covers a holder cut off from
- *    the store: it admits on its last capacity until its lease ends, and
- *    what it admitted then holds seats for up to the drain time. With a
- *    fixed limit this is the ledger's rule: seats in use ≤ the limit.
- * 2. An admission by a holder never takes the seats in use above the limit
- *    that holder settled with (the value it passed to its last written
- *    settle). Its capacity and the other holders' claims in the ledger sum
- *    to at most that limit when it writes, every later write keeps that so
- *    (the writer sees this holder's line and its limit, and either grows
- *    into unclaimed seats under the smallest limit or keeps its claim as its
- *    seats drain), and a holder's seats in use never exceed its claim.
- * 3. Hence the form for a settled level: once every live holder has adopted
- *    the current limit L and written a settle computed with it, and W has
- *    passed since L last changed, no admission takes the seats in use above
- *    L. Seats admitted before may still be above L: they drain, as a lower
+ *    has not adopted a lower limit yet settles with its old one, and nothing
+ *    tells the ledger about a limit nobody passes to `settle`. It follows
+ *    from 2: the seats in use now were last raised by an admission less than
+ *    the drain time ago (a seat admitted before has ended), which stayed
+ *    within the limit its holder settled with; that holder admitted before
+ *    its lease ended, so less than lease + drain after it read the ledger,
+ *    alive and knowing that limit. (A holder cut off from the store is the
+ *    case W is for: it admits on its last capacity until its lease ends.)
+ *    With a fixed limit this is the ledger's rule: seats in use ≤ the limit.
+ * 2. An admission never takes the seats in use above the limit its holder
+ *    settled with (the limit it passed to its last written settle). When it
+ *    wrote, its capacity and the other holders' claims summed to at most that
+ *    limit. Every later write keeps them so: the writer sees this holder's
+ *    line, live until after its lease by the drain and skew bound, so the
+ *    smallest limit it settles under is no higher, and it either grows its
+ *    claim only into unclaimed seats or keeps its claim as its seats drain.
+ *    And a holder's seats in use never exceed its claim in the ledger.
+ * 3. Hence, on a settled level: once every live holder has adopted the
+ *    current limit L and written a settle computed with it (read after the
+ *    adoption), and W has passed since L last changed, no admission takes
+ *    the seats in use above L (2 gives it without W or the other holders).
+ *    Seats admitted before may still be above L: they drain, as a lower
  *    limit in Kubernetes stops new admissions and lets running requests end.
  *
  * @module
