@@ -6,7 +6,7 @@
  * idle; then B floods too; then A stops. Sampling both holders' `budgets()`
  * every 10 ms, it reports how long after B starts its capacity first reaches
  * an equal share (half the level), and how long after A stops B has the
- * whole level (its target at the end) and 90% of it, in ms and in periods,
+ * whole level (the level's limit) and 90% of it, in ms and in periods,
  * and how long A takes to give its seats back (capacity at most 10% of what
  * it held). Trials start afresh (new holders, `FLUSHALL`).
  *
@@ -26,7 +26,7 @@ const PERIOD_MS = 200;
 const LOOPS = 64;
 const HOLD_MS = 10;
 const STEADY_MS = 3_000;
-const AFTER_MS = 5_000;
+const AFTER_MS = 3_000; // the phases end before the first borrowing adjustment (10 s)
 const LEVEL = "global-default";
 const request: SeatRequest = {
   priorityLevel: LEVEL,
@@ -82,8 +82,8 @@ async function trial(port: number) {
     before,
     after,
     bHalf: join.firstAt((s) => s.b >= half),
-    bFull: handover.firstAt((s) => s.b >= after.b.target),
-    b90: handover.firstAt((s) => s.b >= 0.9 * after.b.target),
+    bFull: handover.firstAt((s) => s.b >= before.a.limit),
+    b90: handover.firstAt((s) => s.b >= 0.9 * before.a.limit),
     aGone: handover.firstAt((s) => s.a <= 0.1 * before.a.capacity),
     trace: [...join.trace, "| A stops:", ...handover.trace],
   };

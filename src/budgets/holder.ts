@@ -3,9 +3,13 @@
  * here, with the exact local queue sets (fair queuing, seats, Retry-After),
  * on the share of each level's seats that it holds in the level's ledger.
  * A request within the budget costs no I/O; the store is read and written
- * once per level per period (`settle` of `ledger.ts`), and once more
- * between two periods when requests wait on a level that has fewer seats
- * here than its share.
+ * once per level per period (`settle` of `ledger.ts`; each period is 0 to
+ * 20% longer, at random, so that holders do not settle in step), and at
+ * most once more between two periods: when requests wait on a level that
+ * has fewer seats here than its share, and once when a claim above a lower
+ * share has drained to it (the seats then go to the holder whose share
+ * grew without waiting for the next period). A write that meets another
+ * holder's is tried again at once only when it changes something.
  *
  * - Before its first settle a level has no seats here; requests wait (up to
  *   their queue wait limit) for it.
