@@ -172,6 +172,7 @@ export {
   type DemandSnapshot,
   FlowcontrolMetrics,
   type FlowcontrolMetricsOptions,
+  type LiveViewOptions,
   type PriorityLevelSnapshot,
 } from "./src/observe/mod.ts";
 export type { WireConfiguration } from "./src/protocol/mod.ts";

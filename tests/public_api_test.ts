@@ -83,6 +83,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "LimitResponseType",
       "LimitedPriorityLevelConfiguration",
       "LimitedQueueSetConfig",
+      "LiveViewOptions",
       "ManifestSource",
       "MemoryBudgetStore",
       "NonResourcePolicyRule",

@@ -182,3 +182,14 @@ export function effectiveConfiguration(
     dangling: dangling.map(describeFlowSchema),
   };
 }
+
+/**
+ * The priority levels' names in the order requests are matched to them: the
+ * level of the first FlowSchema in matching order first, each once, then the
+ * levels no FlowSchema reaches, in configuration order.
+ */
+export function levelsInMatchingOrder(configuration: EffectiveConfiguration): string[] {
+  const order = new Set(configuration.flowSchemas.map((fs) => fs.priorityLevel));
+  for (const pl of configuration.priorityLevels) order.add(pl.name);
+  return [...order];
+}

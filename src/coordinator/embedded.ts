@@ -342,6 +342,7 @@ export class EmbeddedCoordinator implements Coordinator {
         target: l.target,
       },
       queueSet: l.queueSet.snapshot(options),
+      retryAfterSeconds: this.#drops.retryAfter(l.effective.name),
     }));
     levels.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { levelsInMatchingOrder } from "../config/effective.ts";
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
   type EffectiveConfiguration,
@@ -360,6 +361,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
       const admin = adminRouter({
         snapshot: (o) => coordinator.snapshot(o),
         metrics,
+        levelOrder: () => levelsInMatchingOrder(coordinator.configuration),
         sessions: () => host.snapshot(),
         reload: async ({ allowEmpty }) => {
           try {

@@ -19,6 +19,7 @@ import {
 import { RequestInfoResolver } from "../classify/request_info.ts";
 import { requestPathProblem } from "../classify/request_path.ts";
 import { type EffectiveConfiguration, resolveConfiguration } from "../config/mod.ts";
+import { levelsInMatchingOrder } from "../config/effective.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -61,6 +62,8 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
   readonly metrics: FlowcontrolMetrics | null;
   /** The coordinator's state, for the admin routes (`null` when it cannot tell). */
   snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
+  /** The priority levels in the order requests are matched to them, for the dashboard. */
+  levelOrder(): readonly string[];
   /** Closes the embedded coordinator (waiters get `unavailable`, its timer stops). */
   close(): void;
 }
@@ -234,6 +237,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         return typeof own.snapshot === "function" ? own.snapshot(snapshotOptions) : null;
       },
     },
+    levelOrder: { value: (): readonly string[] => levelsInMatchingOrder(current) },
     close: {
       value: (): void => {
         unsubscribe();

@@ -28,6 +28,8 @@ import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
 import type { AdminReading, AdminSource } from "./admin_source.ts";
 import { AdminUnavailable } from "./admin_source.ts";
 import { renderDump } from "./_admin_render.ts";
+import { dashboardRoutes, type RouteMaker } from "./_dashboard_routes.ts";
+import type { LiveViewOptions } from "./live_view.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "./registry.ts";
 
 /** The path prefix of the dumps, as in Kubernetes. */
@@ -60,8 +62,14 @@ export interface AdminRouterOptions<C = void> {
    * should bound each call itself).
    */
   timeoutMs?: number;
-  /** The clock of `timeoutMs` (default: the system clock). */
+  /** The clock of `timeoutMs` and of the dashboard's samples (default: the system clock). */
   clock?: Clock;
+  /**
+   * The live dashboard (`GET /debug/api_priority_and_fairness/`, its data at
+   * `.../live`): its sampling options, or `false` for no dashboard routes
+   * (default: on, a sample a second at most, five minutes of history).
+   */
+  live?: LiveViewOptions | false;
 }
 
 /** One admin route: its method, its path, and its handler. */
@@ -158,15 +166,13 @@ export function adminRouter<C = void>(
       ? new AdminUnavailable(504, `The source did not answer within ${timeoutMs} ms`)
       : answer;
   };
-  const route = (
-    method: "GET" | "POST",
-    path: string,
-    answer: (request: Request, url: URL, context: C) => Promise<Response>,
-  ): AdminRoute<C> => ({
+  const route: RouteMaker<C> = (method, path, answer, how = {}) => ({
     method,
     path,
     handle: async (request, context) => {
-      if ((await authorize(request, context)) !== true) return adminText("Forbidden\n", 403);
+      if (how.open !== true && (await authorize(request, context)) !== true) {
+        return how.forbidden?.() ?? adminText("Forbidden\n", 403);
+      }
       return answer(request, new URL(request.url), context);
     },
   });
@@ -214,6 +220,10 @@ export function adminRouter<C = void>(
         ? adminText(`reloaded: ${result.summary}\n`)
         : adminText(`refused: ${result.reason}\n`, 400);
     }));
+  }
+
+  if (options.live !== false) {
+    routes.push(...dashboardRoutes(source, route, read, { clock, ...options.live }));
   }
 
   const byPath = new Map(routes.map((r) => [r.path, r]));

@@ -63,6 +63,11 @@ export interface AdminSource<C = void> {
   /** The metrics (`expose()` gives the Prometheus text), or `null` when there are none here. */
   readonly metrics: { expose(context: C): AdminReading<string> } | null;
   /**
+   * The priority levels' names in the order requests are matched to them,
+   * for the dashboard (without it: by name, the exempt level first).
+   */
+  levelOrder?(context: C): readonly string[];
+  /**
    * The sessions of a coordinator server, for `dump_sessions` (the query
    * string may select, e.g. `?level=NAME`). Without it there is no such route.
    *

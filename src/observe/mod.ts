@@ -50,6 +50,7 @@ export {
 } from "./admin_router.ts";
 export { type AdminReading, type AdminSource, AdminUnavailable } from "./admin_source.ts";
 export { bearerTokenCheck } from "./bearer_token.ts";
+export type { LiveViewOptions } from "./live_view.ts";
 export {
   dumpSessions,
   dumpSessionsJson,

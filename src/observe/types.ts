@@ -43,6 +43,11 @@ export interface PriorityLevelSnapshot {
   /** The level's queue set (with requests when asked for). */
   queueSet: QueueSetSnapshot;
   /**
+   * The Retry-After a rejection of this level answers now, in seconds
+   * (`docs/semantics.md` §7.4), when the coordinator tracks it.
+   */
+  retryAfterSeconds?: number;
+  /**
    * On a budget holder: its share of the level (its queue set's limit is
    * `budget.capacity`; the level's limit over every holder is `budget.limit`).
    */

@@ -243,8 +243,9 @@ Deno.test("adminRouter answers null for paths that are not its own", async () =>
       "/metrics/",
       "/metricsx",
       "/apf/metrics",
-      `${DEBUG_PREFIX}`,
+      `${DEBUG_PREFIX}x`,
       `${DEBUG_PREFIX}/dump_everything`,
+      `${DEBUG_PREFIX}/live/`,
       `${DEBUG_PREFIX}/dump_queues/x`,
     ]
   ) {
@@ -256,12 +257,29 @@ Deno.test("adminRouter answers null for paths that are not its own", async () =>
   });
   assert.equal(await plain(get(`${DEBUG_PREFIX}/dump_sessions`)), null);
   assert.equal(await plain(get("/reload", { method: "POST" })), null);
-  assert.deepEqual(plain.routes.map((r) => `${r.method} ${r.path}`), [
+  const dumps = [
     "GET /metrics",
     `GET ${DEBUG_PREFIX}/dump_priority_levels`,
     `GET ${DEBUG_PREFIX}/dump_queues`,
     `GET ${DEBUG_PREFIX}/dump_requests`,
+  ];
+  assert.deepEqual(plain.routes.map((r) => `${r.method} ${r.path}`), [
+    ...dumps,
+    `GET ${DEBUG_PREFIX}`,
+    `GET ${DEBUG_PREFIX}/`,
+    `GET ${DEBUG_PREFIX}/dashboard.js`,
+    `GET ${DEBUG_PREFIX}/dashboard.css`,
+    `GET ${DEBUG_PREFIX}/live`,
+    `POST ${DEBUG_PREFIX}/sign-in`,
+    `POST ${DEBUG_PREFIX}/sign-out`,
   ]);
+  // Without the dashboard: the dumps only.
+  const bare = adminRouter({ snapshot: s.source.snapshot, metrics: null }, {
+    authorize: () => true,
+    live: false,
+  });
+  assert.deepEqual(bare.routes.map((r) => `${r.method} ${r.path}`), dumps);
+  assert.equal(await bare(get(`${DEBUG_PREFIX}/`)), null);
   assert.deepEqual(s.reads, []);
 });
 

@@ -1,0 +1,194 @@
+/**
+ * The dashboard's script, served as `dashboard.js`: polls `live` (the
+ * {@linkcode LiveFrame} of `live_view.ts`) about once a second and draws
+ * every level. Plain browser JavaScript with no dependency: it builds the
+ * page with DOM calls only (never `innerHTML`, so that no name from a
+ * request can inject markup), sets sizes through the CSSOM (allowed by a
+ * Content-Security-Policy without `'unsafe-inline'`), and keeps the last
+ * five minutes of each level for its charts.
+ *
+ * @module
+ */
+
+/** The script. */
+export const DASHBOARD_JS = String.raw`"use strict";
+(() => {
+  const POLL_MS = 1000;
+  const KEEP_MS = 5 * 60 * 1000;
+  const REASONS = ["queue-full", "concurrency-limit", "time-out", "cancelled"];
+  const SVG = "http://www.w3.org/2000/svg";
+  const history = new Map();
+  let lastOk = 0;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "className") node.className = v;
+      else node.setAttribute(k, v);
+    }
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  }
+  const fmt = (n, digits) => n === null || n === undefined ? "–" :
+    Number(n).toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 1 : digits });
+  const ms = (seconds) => seconds === null || seconds === undefined ? "–" : fmt(seconds * 1000, 0) + " ms";
+  const sum = (o) => o ? REASONS.reduce((s, r) => s + (o[r] || 0), 0) : null;
+
+  function number(label, value, bad) {
+    return el("div", {}, el("dt", {}, label), el("dd", bad ? { className: "bad" } : {}, value));
+  }
+
+  function bar(level) {
+    const l = level.limits;
+    const scale = Math.max(1, l.current, l.nominal, level.seatsInUse + level.seatsWaiting);
+    const pct = (x) => Math.min(100, (x / scale) * 100) + "%";
+    const fill = el("div", { className: "fill" });
+    fill.style.width = pct(level.seatsInUse);
+    const queued = el("div", { className: "queued" });
+    queued.style.left = pct(level.seatsInUse);
+    queued.style.width = pct(level.seatsWaiting);
+    const limit = el("div", { className: "mark", title: "current limit " + l.current });
+    limit.style.left = pct(l.current);
+    const nominal = el("div", { className: "mark nominal", title: "nominal limit " + l.nominal });
+    nominal.style.left = pct(l.nominal);
+    return el("div", { className: "bar", role: "img",
+      "aria-label": level.seatsInUse + " of " + l.current + " seats in use, " + level.seatsWaiting + " seats waiting" },
+      fill, queued, nominal, limit);
+  }
+
+  function strip(level) {
+    if (level.queues.length === 0) return el("p", { className: "empty" }, "No queues (" + (level.type === "Exempt" ? "exempt" : "rejects at once") + ").");
+    const cells = level.queues.map((q) => {
+      const shade = q.waiting === 0 ? "" : q.waiting < 3 ? "w1" : q.waiting < 10 ? "w2" : q.waiting < 30 ? "w3" : "w4";
+      const cls = [shade, q.executing > 0 ? "busy" : ""].filter(Boolean).join(" ");
+      return el("span", { className: cls, title: "queue " + q.index + ": " + q.waiting + " waiting, " + q.executing + " executing, " + q.seatsInUse + " seats" },
+        q.waiting > 0 ? String(q.waiting) : "");
+    });
+    return el("div", { className: "strip", role: "list", "aria-label": "queues" }, ...cells);
+  }
+
+  function table(caption, head, rows) {
+    if (rows.length === 0) return el("div", {}, el("h3", {}, caption), el("p", { className: "empty" }, "none"));
+    return el("div", {}, el("h3", {}, caption), el("table", {},
+      el("thead", {}, el("tr", {}, ...head.map((h, i) => el("th", i > 1 ? { className: "n" } : {}, h)))),
+      el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c, i) => el("td", i > 1 ? { className: "n" } : {}, c)))))));
+  }
+
+  function chart(caption, points, series, max) {
+    const w = 300, h = 48;
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", caption);
+    if (points.length > 1) {
+      const t0 = points[points.length - 1].t - KEEP_MS;
+      const top = Math.max(1, max);
+      for (const [key, cls] of series) {
+        const d = points.map((p, i) => (i ? "L" : "M") + (((p.t - t0) / KEEP_MS) * w).toFixed(1) + " " + (h - 2 - (p[key] / top) * (h - 4)).toFixed(1)).join(" ");
+        const path = document.createElementNS(SVG, "path");
+        path.setAttribute("d", d);
+        path.setAttribute("class", cls);
+        svg.append(path);
+      }
+    }
+    return el("figure", { className: "chart" }, svg, el("figcaption", {}, caption));
+  }
+
+  function charts(name) {
+    const points = history.get(name) || [];
+    const peak = (keys) => points.reduce((m, p) => Math.max(m, ...keys.map((k) => p[k])), 0);
+    return el("div", { className: "charts" },
+      chart("seats in use (solid blue) vs limit (black)", points, [["limit", "s-limit"], ["seatsInUse", "s-in-use"]], peak(["limit", "seatsInUse"])),
+      chart("requests waiting (dashed orange)", points, [["waiting", "s-waiting"]], peak(["waiting"])),
+      chart("dispatched/s (green) and rejected/s (dashed vermilion)", points, [["dispatched", "s-dispatched"], ["rejected", "s-rejected"]], peak(["dispatched", "rejected"])));
+  }
+
+  function budget(b) {
+    if (!b) return [];
+    const left = b.leaseEndsAt === null ? "–" : fmt(Math.max(0, (b.leaseEndsAt - Date.now()) / 1000), 1) + " s";
+    return [el("h3", {}, "Seat budget of this holder"), el("dl", { className: "numbers" },
+      number("level limit", fmt(b.limit, 0) + " seats"),
+      number("fair share", fmt(b.target, 0) + " seats"),
+      number("claimed", fmt(b.claim, 0) + " seats"),
+      number("may use", fmt(b.capacity, 0) + " seats"),
+      number("mode", b.mode, b.mode !== "budget"),
+      number("lease left", left))];
+  }
+
+  function card(level) {
+    const l = level.limits;
+    const rejected = sum(level.rejectedPerSecond);
+    const full = level.type !== "Exempt" && level.seatsInUse >= l.current && l.current > 0;
+    const w = level.waitSeconds;
+    const flows = (list, key) => list.map((f) => [f.flowSchema, f.distinguisher || "–", fmt(f[key], 0)]);
+    return el("article", { className: "level", "data-level": level.name },
+      el("header", {}, el("h2", {}, level.name),
+        el("span", { className: full ? "tag full" : "tag" }, level.type + (level.quiescing ? ", removed (draining)" : "") + (full ? ", FULL" : ""))),
+      level.type === "Exempt" ? el("p", { className: "caption" }, level.seatsInUse + " seats in use (exempt: no limit)") : bar(level),
+      level.type === "Exempt" ? "" : el("p", { className: "caption" },
+        level.seatsInUse + " / " + l.current + " seats in use · nominal " + l.nominal +
+        " · lent " + l.lent + " · borrowed " + l.borrowed + " · range " + l.lower + "–" + l.upper),
+      el("dl", { className: "numbers" },
+        number("requests waiting", fmt(level.waiting, 0)),
+        number("executing", fmt(level.executing, 0)),
+        number("dispatched /s", fmt(level.dispatchedPerSecond)),
+        number("rejected /s", fmt(rejected), rejected > 0),
+        ...REASONS.map((r) => number(r + " /s", fmt(level.rejectedPerSecond ? level.rejectedPerSecond[r] : null), level.rejectedPerSecond && level.rejectedPerSecond[r] > 0)),
+        number("Retry-After", level.retryAfterSeconds === null ? "–" : level.retryAfterSeconds + " s"),
+        number("wait p50", w ? ms(w.p50) : "–"),
+        number("wait p99", w ? ms(w.p99) : "–"),
+        number("waits counted", w ? fmt(w.count, 0) : "0")),
+      el("h3", {}, "Queues (" + level.queues.length + ")"), strip(level),
+      table("Top flows by seats in use", ["flow schema", "distinguisher", "seats"], flows(level.topBySeats, "seatsInUse")),
+      table("Top flows by requests waiting", ["flow schema", "distinguisher", "waiting"], flows(level.topByWaiting, "waiting")),
+      table("Flow schemas rejected most", ["flow schema", "reasons", "rejected /s"],
+        level.topRejecting.map((r) => [r.flowSchema, REASONS.filter((x) => r.byReason[x] > 0).join(", "), fmt(r.perSecond)])),
+      ...budget(level.budget),
+      el("h3", {}, "Last 5 minutes"), charts(level.name));
+  }
+
+  function remember(frame) {
+    if (frame.history) {
+      for (const [name, points] of Object.entries(frame.history)) history.set(name, points.slice());
+      return;
+    }
+    for (const level of frame.levels) {
+      const points = history.get(level.name) || [];
+      const last = points[points.length - 1];
+      if (!last || last.t !== frame.atMs) {
+        points.push({ t: frame.atMs, limit: level.limits.current, seatsInUse: level.seatsInUse, waiting: level.waiting,
+          dispatched: level.dispatchedPerSecond || 0, rejected: sum(level.rejectedPerSecond) || 0 });
+      }
+      while (points.length && points[0].t < frame.atMs - KEEP_MS) points.shift();
+      history.set(level.name, points);
+    }
+  }
+
+  function draw(frame) {
+    remember(frame);
+    document.getElementById("levels").replaceChildren(...frame.levels.map(card));
+    const status = document.getElementById("status");
+    status.className = "";
+    status.textContent = frame.levels.length + " priority levels · server limit " + frame.serverConcurrencyLimit +
+      " seats · updated " + new Date(frame.atMs).toLocaleTimeString("en-GB");
+  }
+
+  async function poll(first) {
+    try {
+      const res = await fetch(first ? "live?history=1" : "live", { credentials: "same-origin", cache: "no-store" });
+      if (!res.ok) throw new Error("HTTP " + res.status + (res.status === 403 ? ": not authorized (reload the page to sign in)" : ""));
+      draw(await res.json());
+      lastOk = Date.now();
+      first = false;
+    } catch (error) {
+      const status = document.getElementById("status");
+      status.className = "stale";
+      status.textContent = "No update" + (lastOk ? " since " + new Date(lastOk).toLocaleTimeString("en-GB") : "") + ": " + error.message;
+    }
+    setTimeout(() => poll(first), POLL_MS);
+  }
+
+  poll(true);
+})();
+`;
