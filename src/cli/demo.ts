@@ -16,6 +16,9 @@ import {
 } from "../config/mod.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { serveGateway } from "../deno/gateway.ts";
+import type { Gateway } from "../deno/gateway_types.ts";
+import { addressOption, httpUrlOf, withFlagNames } from "./_address.ts";
+import { DASHBOARD_PATH } from "../observe/admin_router.ts";
 import { type LoadShape, startLoad } from "./_demo_load.ts";
 import { type DemoUpstream, startDemoUpstream } from "./_demo_upstream.ts";
 import {
@@ -31,7 +34,7 @@ import { helpText, parseArgs } from "./args.ts";
 import type { CliIO, ExitCode } from "./io.ts";
 
 /** Usage line of the command. */
-export const DEMO_USAGE = "apf demo [--duration 20s]";
+export const DEMO_USAGE = "apf demo [--duration 20s] [--dashboard-listen 127.0.0.1:0]";
 
 const SLOTS = 8;
 const SHAPE: LoadShape = { elephantLoops: 64, elephantPauseMs: 100, mice: 4, mouseThinkMs: 100 };
@@ -47,9 +50,12 @@ of equal length: without APF, then through the APF gateway, where the
 elephant and the mice share one priority level of ${SLOTS} seats but are
 separate flows. A live table shows each flow and level (redrawn in place on a
 terminal, a progress line every few seconds otherwise); a summary compares the
-mice's latency in the two phases.
+mice's latency in the two phases. The first line is the address of the live
+dashboard of the gateway (its admin listener, on 127.0.0.1), served for the
+whole run: open it in a browser to watch the queues.
 
-  --duration <d>   Go duration of the whole run (default 20s, at least 1s)
+  --duration <d>              Go duration of the whole run (default 20s, at least 1s)
+  --dashboard-listen <h:p>    where the dashboard listens (default 127.0.0.1:0, a free port)
 `,
 );
 
@@ -92,7 +98,7 @@ export async function demoCommand(
   io: CliIO,
   clock: Clock = systemClock,
 ): Promise<ExitCode> {
-  const parsed = parseArgs(args, { strings: ["duration"] });
+  const parsed = parseArgs(args, { strings: ["duration", "dashboard-listen"] });
   if (parsed.ok && parsed.booleans.has("help")) {
     io.stdout(HELP);
     return 0;
@@ -108,15 +114,43 @@ export async function demoCommand(
   if (durationMs === undefined || !(durationMs >= 1000)) {
     return fail(`--duration must be a duration of 1s or more, like 20s, got ${durationText}`);
   }
+  const listenText = parsed.strings.get("dashboard-listen")?.at(-1) ?? "127.0.0.1:0";
+  const dashboardListen = addressOption(listenText, "dashboard-listen", null);
+  if (typeof dashboardListen === "string") return fail(dashboardListen);
   const phaseMs = durationMs / 2;
   const terminal = io.isTerminal?.() === true;
+  const upstream = startDemoUpstream({ slots: SLOTS, minMs: 20, maxMs: 40, clock });
+  // The gateway and its dashboard serve the whole run; the first phase goes around it.
+  let gateway: Gateway;
+  try {
+    gateway = serveGateway({
+      upstream: upstream.url,
+      config: demoConfiguration(),
+      listen: { hostname: "127.0.0.1", port: 0 },
+      adminListen: dashboardListen,
+      trustIdentityHeaders: true,
+      clock,
+    });
+  } catch (e) {
+    await upstream.close();
+    io.stderr(
+      `apf demo: cannot serve the dashboard on ${listenText}: ${
+        withFlagNames(e instanceof Error ? e.message : String(e))
+      }\n`,
+    );
+    return 1;
+  }
+  const admin = gateway.adminAddr!;
+  io.stdout(
+    `Live dashboard: ${httpUrlOf(admin)}${DASHBOARD_PATH} ` +
+      `(open it in a browser; served until the demo ends)\n`,
+  );
   io.stdout(
     `apf demo: an upstream with ${SLOTS} worker slots; one elephant keeps ${SHAPE.elephantLoops} ` +
       `requests in flight, ${SHAPE.mice} mice send one at a time.\n` +
       `Phase 1: without APF. Phase 2: through the APF gateway (${SLOTS} seats, one priority ` +
       `level, one flow per user). ${(phaseMs / 1000).toFixed(1)}s each.\n\n`,
   );
-  const upstream = startDemoUpstream({ slots: SLOTS, minMs: 20, maxMs: 40, clock });
   try {
     const without = await runPhase(io, clock, terminal, {
       name: "without APF",
@@ -126,29 +160,18 @@ export async function demoCommand(
       upstream,
       levels: () => null,
     });
-    const gateway = serveGateway({
-      upstream: upstream.url,
-      config: demoConfiguration(),
-      listen: { hostname: "127.0.0.1", port: 0 },
-      trustIdentityHeaders: true,
-      clock,
+    const withApf = await runPhase(io, clock, terminal, {
+      name: "with APF",
+      number: 2,
+      url: `http://127.0.0.1:${gateway.addr.port}/work`,
+      durationMs: phaseMs,
+      upstream,
+      levels: () => levelRows(gateway.middleware.snapshot()?.levels ?? []),
     });
-    let withApf: PhaseResult;
-    try {
-      withApf = await runPhase(io, clock, terminal, {
-        name: "with APF",
-        number: 2,
-        url: `http://127.0.0.1:${gateway.addr.port}/work`,
-        durationMs: phaseMs,
-        upstream,
-        levels: () => levelRows(gateway.middleware.snapshot()?.levels ?? []),
-      });
-    } finally {
-      await gateway.shutdown();
-    }
     io.stdout(renderSummary(without, withApf));
     return 0;
   } finally {
+    await gateway.shutdown();
     await upstream.close();
   }
 }

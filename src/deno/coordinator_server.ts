@@ -373,7 +373,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
             return { applied: false, reason: e instanceof Error ? e.message : String(e) };
           }
         },
-      }, { authorize });
+      }, { authorize, clock });
       servers.push(serveGuarded(adminListenerHandler(admin), {
         ...limits,
         name: "adminListen",

@@ -87,7 +87,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     }));
     if (adminListen !== null) {
       // The admin listener is the operators' own: who reaches it may read it.
-      const admin = adminRouter(middleware, { authorize: () => true });
+      const admin = adminRouter(middleware, { authorize: () => true, clock });
       servers.push(serveGuarded(adminListenerHandler(admin), {
         ...limits,
         name: "adminListen",

@@ -27,7 +27,7 @@ import { DASHBOARD_CSS } from "./_dashboard_style.ts";
 import { LiveView, type LiveViewOptions } from "./live_view.ts";
 import { ADMIN_TOKEN_COOKIE } from "./bearer_token.ts";
 
-/** The dashboard's path (with its trailing slash). */
+/** The live dashboard's path (with its trailing slash), under wherever the admin routes are mounted. */
 export const DASHBOARD_PATH = "/debug/api_priority_and_fairness/";
 
 /** One admin route as the router builds it (see `admin_router.ts`). */

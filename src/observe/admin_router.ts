@@ -35,6 +35,8 @@ import { PROMETHEUS_CONTENT_TYPE } from "./registry.ts";
 /** The path prefix of the dumps, as in Kubernetes. */
 export const DEBUG_PREFIX = "/debug/api_priority_and_fairness";
 
+export { DASHBOARD_PATH } from "./_dashboard_routes.ts";
+
 /** The path of the reload route (`POST`). */
 export const RELOAD_PATH = "/reload";
 

@@ -8,7 +8,9 @@ import {
   renderSummary,
 } from "../../src/cli/_demo_view.ts";
 import { DEMO_USAGE, demoConfiguration } from "../../src/cli/demo.ts";
-import { apfOutput, run } from "../_helpers/cli.ts";
+import { runCli } from "../../src/cli/run.ts";
+import type { LiveFrame } from "../../src/observe/live_view.ts";
+import { apfOutput, memoryIO, run } from "../_helpers/cli.ts";
 
 function flow(user: string, latencies: number[], rejected = 0): FlowStats {
   return {
@@ -121,7 +123,10 @@ Deno.test("deno task start's demo as a subprocess with piped stdout: plain text,
   assert.equal(stderr, "");
   assert.equal(code, 0);
   assert.ok(!stdout.includes("\x1b"), "no escape codes when stdout is not a terminal");
-  assert.match(stdout, /^apf demo: an upstream with 8 worker slots/);
+  assert.match(
+    stdout,
+    /^Live dashboard: http:\/\/127\.0\.0\.1:\d+\/debug\/api_priority_and_fairness\/ .*\napf demo: an upstream with 8 worker slots/,
+  );
   assert.match(stdout, /\n\[without APF 1\.0s\] mice: \d+ served, p50 \d+ ms, p99 \d+ ms; /);
   assert.match(stdout, /\n\[with APF 1\.0s\] mice: .* level demo: \d\/8 seats, \d+ queued; /);
   const summary =
@@ -134,4 +139,28 @@ Deno.test("deno task start's demo as a subprocess with piped stdout: plain text,
   assert.ok(withP50! < 150, stdout);
   assert.ok(elephantRejected! > 0, stdout);
   assert.match(stdout, /\nWith APF the mice's p99 latency went from \d+ ms to \d+ ms/);
+});
+
+Deno.test("apf demo: its first line is the dashboard's address, served while the demo runs", async () => {
+  const { io, output } = memoryIO();
+  const done = runCli(["demo", "--duration", "3s"], io);
+  while (!output.stdout.includes("\n")) await new Promise((r) => setTimeout(r, 10));
+  const url = /^Live dashboard: (http:\/\/127\.0\.0\.1:\d+\/debug\/api_priority_and_fairness\/) /
+    .exec(output.stdout)?.[1];
+  assert.ok(url !== undefined, output.stdout);
+  const page = await fetch(url);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<title>API Priority and Fairness<\/title>/);
+  // In the second phase the gateway's level fills: the dashboard shows it.
+  let busiest = 0;
+  while (!output.stdout.includes("Summary")) {
+    const frame = await (await fetch(`${url}live`)).json() as LiveFrame;
+    const demo = frame.levels.find((l) => l.name === "demo");
+    assert.ok(demo !== undefined);
+    busiest = Math.max(busiest, demo.seatsInUse);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal(await done, 0);
+  assert.equal(busiest, 8, "the dashboard saw the level full");
+  await assert.rejects(fetch(url), "the dashboard closes with the demo");
 });
