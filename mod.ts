@@ -167,6 +167,7 @@ export {
   type AdminSource,
   AdminUnavailable,
   bearerTokenCheck,
+  type BudgetHolderLine,
   type BudgetSnapshot,
   type CoordinatorSnapshot,
   type DemandSnapshot,

@@ -20,6 +20,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "Admitted",
       "BorrowingAdjustment",
       "BudgetHolder",
+      "BudgetHolderLine",
       "BudgetHolderOptions",
       "BudgetSnapshot",
       "BudgetStore",

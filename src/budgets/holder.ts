@@ -581,6 +581,13 @@ export class BudgetHolder implements Coordinator {
         capacity: level.budget.capacity,
         leaseEndsAt: settlement.expiresAt,
         mode: "budget",
+        holders: Object.entries(settlement.ledger.holders).map(([id, line]) => ({
+          id,
+          self: id === this.id,
+          claim: line.claim,
+          demand: line.demand,
+          expiresAt: line.expiresAt,
+        })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       };
       this.#setCapacity(level, settlement.capacity);
       if (settlement.claim > settlement.capacity) this.#watchDrain(level);

@@ -58,6 +58,7 @@ export {
   type SessionsDump,
 } from "./session_dumps.ts";
 export type {
+  BudgetHolderLine,
   BudgetSnapshot,
   CoordinatorSnapshot,
   DemandSnapshot,

@@ -68,6 +68,25 @@ export interface BudgetSnapshot {
   leaseEndsAt: number | null;
   /** `budget` on a lease; otherwise the unreachable policy in force (`none` before the first settle). */
   mode: "budget" | "local" | "open" | "closed" | "none";
+  /**
+   * Every live holder's line in the level's ledger as this holder last
+   * wrote it (its own included, `self`), by id.
+   */
+  holders?: BudgetHolderLine[];
+}
+
+/** A holder's line in a level's budget ledger, as a holder last wrote it. */
+export interface BudgetHolderLine {
+  /** The holder's id. */
+  id: string;
+  /** True for the holder this snapshot comes from. */
+  self: boolean;
+  /** Seats it claims: the most it may have in use. */
+  claim: number;
+  /** Seats it would use (in use and waiting, at their peak over its last period). */
+  demand: number;
+  /** When its lease ends, on its clock (ms since the Unix epoch). */
+  expiresAt: number;
 }
 
 /** Everything a coordinator holds, at one instant. */

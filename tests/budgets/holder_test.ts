@@ -194,6 +194,9 @@ Deno.test("holders: two floods share the level equally, and never exceed it toge
   }
   assert.ok(peak <= LIMIT, `peak ${peak}`);
   assert.deepEqual(s.holders.map((h) => h.budgets()[0]!.capacity), [2, 2], "max-min fair");
+  // Each shows the ledger's lines as it last wrote them, its own marked.
+  const lines = s.holders[0]!.budgets()[0]!.holders!;
+  assert.deepEqual(lines.map((l) => [l.id, l.self, l.claim]), [["h0", true, 2], ["h1", false, 2]]);
   assert.equal(inUse(s), LIMIT, "the level is full");
   for (const l of loads) l.stop();
   done(s);
