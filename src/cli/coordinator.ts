@@ -41,7 +41,8 @@ a WebSocket (protocol: src/coordinator/PROTOCOL.md).
   --server-concurrency N     seats shared by every client (default 600)
   --token-file F             the shared secret clients must present; without it the
                              coordinator listens on loopback only
-  --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and POST /reload there
+  --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_*, the live dashboard
+                             (${DEBUG_PREFIX}/) and POST /reload there
   --allow-empty-config       let a reload drop every user object (refused otherwise)
   --hello-timeout <d>        Go duration (default 10s): a client that has not sent hello by
                              then after its WebSocket opened is disconnected

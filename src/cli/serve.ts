@@ -53,7 +53,8 @@ the request timeout gives 504.
   --upstream <url>           where requests go (http: or https:; a path prefixes every request's)
   --config <file>            manifests merged with the built-in configuration (repeatable)
   --listen <host:port>       where clients connect (default 127.0.0.1:8080; port 0: any free port)
-  --admin-listen <host:port> serve /metrics and ${DEBUG_PREFIX}/dump_* there only
+  --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and the live
+                             dashboard (${DEBUG_PREFIX}/) there only
   --server-concurrency N     seats of the whole gateway (default 600)
   --trust-identity-headers   take the user from X-Remote-User, X-Remote-Group and
                              X-Remote-Extra-* (only behind an authenticating proxy that sets
