@@ -11,6 +11,7 @@ import { TIMED_OUT, withTimeout } from "../fairqueuing/timeout.ts";
 import { type AdminSource, AdminUnavailable } from "../observe/admin_source.ts";
 import { mergeExpositions } from "../observe/merge_expositions.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
+import { levelsInMatchingOrder } from "../config/effective.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 
@@ -36,6 +37,8 @@ interface Levels {
 /** An admin source over the controller and level objects of `options.env`. */
 export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): AdminSource<C> {
   const { env: envOf, timeoutMs, clock } = options;
+  /** The levels in matching order, as the controller's configuration last read says. */
+  let order: readonly string[] = [];
 
   /** One call to an object: its answer, or `undefined` when it failed or took too long. */
   const call = async <T>(rpc: () => PromiseLike<T> | T): Promise<T | undefined> => {
@@ -57,6 +60,7 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
       return new AdminUnavailable(504, "The controller object did not answer");
     }
     const effective = effectiveFromWire(stored.configuration);
+    if (effective !== null) order = levelsInMatchingOrder(effective);
     return {
       names: effective?.priorityLevels.map((pl) => pl.name) ?? [],
       serverConcurrencyLimit: stored.configuration.serverConcurrencyLimit,
@@ -89,6 +93,8 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
 
   return {
     metrics: { expose: metrics },
+
+    levelOrder: () => order,
 
     async snapshot(snapshotOptions, context): Promise<CoordinatorSnapshot | AdminUnavailable> {
       const env = envOf(context);

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { Hono } from "hono";
+import type { LiveFrame } from "../../src/observe/live_view.ts";
 import { cloudflareAdminRoutes } from "../../src/cloudflare/admin.ts";
 import type { ApfBindings } from "../../src/cloudflare/env.ts";
 import { resolveConfiguration } from "../../src/config/resolve.ts";
@@ -118,6 +119,16 @@ Deno.test("cloudflareAdminRoutes merges every level object's metrics and dumps u
   assert.equal(await (await s.request("/apf/other")).text(), "the app's own");
   // No reload: the Cloudflare configuration changes with a deploy.
   assert.equal((await s.request("/apf/reload", { method: "POST" })).status, 404);
+  // The live dashboard, under the prefix too: every level object's, in matching order.
+  const page = await s.request(`${DEBUG}/`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<script src="dashboard\.js" defer>/);
+  const live = await (await s.request(`${DEBUG}/live`)).json() as LiveFrame;
+  assert.deepEqual(live.levels.map((l) => [l.name, l.dispatchedPerSecond]), [
+    ["exempt", null],
+    ["catch-all", null],
+  ]);
+  assert.equal((await s.request(`${DEBUG}/live`, {})).status, 403);
 });
 
 Deno.test("cloudflareAdminRoutes leaves out a level object that does not answer in time", async () => {

@@ -351,5 +351,18 @@ Deno.test({
       auth,
     );
     assert.match(await sessions.text(), /^SessionID,\s+Client,\s+State,/);
+    // The live dashboard in workerd: the page, its script, and every level object's data.
+    const page = await worker.fetch("/apf/debug/api_priority_and_fairness/", auth);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("Content-Security-Policy") ?? "", /script-src 'self'/);
+    await page.body?.cancel();
+    const script = await worker.fetch("/apf/debug/api_priority_and_fairness/dashboard.js", auth);
+    assert.match(await script.text(), /^"use strict";/);
+    const live = await (await worker.fetch("/apf/debug/api_priority_and_fairness/live", auth))
+      .json() as { levels: { name: string; executing: number }[] };
+    assert.deepEqual(
+      live.levels.map((l) => l.name).filter((n) => n === "tenants" || n === "batch").sort(),
+      ["batch", "tenants"],
+    );
   },
 });
