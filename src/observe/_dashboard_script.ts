@@ -113,7 +113,9 @@ export const DASHBOARD_JS = String.raw`"use strict";
       number("claimed", fmt(b.claim, 0) + " seats"),
       number("may use", fmt(b.capacity, 0) + " seats"),
       number("mode", b.mode, b.mode !== "budget"),
-      number("lease left", left))];
+      number("lease left", left)),
+      table("Holders of this level (the ledger as this holder last wrote it)", ["holder", "demand", "claim"],
+        (b.holders || []).map((h) => [h.id + (h.self ? " (this one)" : ""), fmt(h.demand, 0), fmt(h.claim, 0)]))];
   }
 
   function card(level) {
