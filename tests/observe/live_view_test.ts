@@ -6,6 +6,8 @@
  */
 
 import assert from "node:assert/strict";
+import { BudgetHolder } from "../../src/budgets/holder.ts";
+import { MemoryBudgetStore } from "../../src/budgets/memory_store.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
@@ -211,4 +213,25 @@ Deno.test("waitQuantiles interpolates inside a bucket, as histogram_quantile doe
   assert.equal(inf.p50, 1);
   assert.equal(waitQuantiles(now, now), null, "nothing counted in the window");
   assert.equal(waitQuantiles(undefined, undefined), null);
+});
+
+Deno.test("live view: on a budget holder, each level carries its share and the ledger's lines", async () => {
+  const clock = new FakeEventClock(1_700_000_000_000);
+  const store = new MemoryBudgetStore();
+  const holder = new BudgetHolder(CONFIG, { store, clock, id: "gw-1", random: () => 0 });
+  try {
+    await holder.ready();
+    const view = new LiveView({ clock });
+    const frame = (await view.frame({
+      snapshot: () => holder.snapshot({ includeRequests: true }),
+      metrics: () => holder.metrics.expose(),
+    }))!;
+    const work = frame.levels.find((l) => l.name === "work")!;
+    assert.equal(work.budget?.mode, "budget");
+    assert.equal(work.budget?.limit, 4);
+    assert.deepEqual(work.budget?.holders?.map((h) => [h.id, h.self]), [["gw-1", true]]);
+    assert.equal(frame.levels.find((l) => l.name === "exempt")!.budget, undefined);
+  } finally {
+    holder.close();
+  }
 });
