@@ -1,0 +1,438 @@
+/**
+ * The live dashboard in a real browser (headless Chromium,
+ * `tests/_helpers/browser.ts`), against running servers on loopback:
+ *
+ * - a gateway under load (an elephant flooding the `batch` level until it
+ *   is rejected, two mice): the page shows every level in the order of the
+ *   data, its numbers follow the load up and back down, the rejected flow
+ *   shows in its tables, and nothing goes wrong in the page (no console
+ *   error or warning, no script error, no failed request). A screenshot of
+ *   the page under load goes to `docs/dashboard.png` when
+ *   `APF_WRITE_SCREENSHOT=1` (run with `--allow-write=/tmp,docs`), else to a
+ *   temporary file;
+ * - admin routes behind a bearer token: the page refuses an anonymous
+ *   browser with a sign-in form, the form signs in (and out), the
+ *   `Authorization` header lets in directly, and the token appears in
+ *   nothing the browser received and in no address it asked for.
+ *
+ * Ignored where Chromium is not installed. The waits poll the page (their
+ * timeouts are the helper's); nothing sleeps a fixed time.
+ */
+
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { loadConfiguration, resolveConfiguration } from "../../src/config/mod.ts";
+import type { EffectiveConfiguration } from "../../src/config/mod.ts";
+import { serveGateway } from "../../src/deno/gateway.ts";
+import { apf } from "../../src/hono/mod.ts";
+import { adminRouter, DASHBOARD_PATH } from "../../src/observe/admin_router.ts";
+import { bearerTokenCheck } from "../../src/observe/bearer_token.ts";
+import type { LiveFrame } from "../../src/observe/live_view.ts";
+import {
+  CHROMIUM_MISSING,
+  launchBrowser,
+  type OpenedPage,
+  openPage,
+  type Page,
+} from "../_helpers/browser.ts";
+import { flood } from "../_helpers/flood.ts";
+import { testUpstream } from "../_helpers/upstream.ts";
+
+/**
+ * Two limited levels besides the mandatory ones: `batch` (the elephant's,
+ * short queues, may borrow) and `interactive` (lends half its seats).
+ */
+const MANIFEST = `
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: { name: batch }
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    lendablePercent: 0
+    borrowingLimitPercent: 50
+    limitResponse:
+      type: Queue
+      queuing: { queues: 8, handSize: 2, queueLengthLimit: 5 }
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: { name: interactive }
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    lendablePercent: 50
+    limitResponse:
+      type: Queue
+      queuing: { queues: 16, handSize: 4, queueLengthLimit: 10 }
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: { name: batch-jobs }
+spec:
+  priorityLevelConfiguration: { name: batch }
+  matchingPrecedence: 500
+  distinguisherMethod: { type: ByUser }
+  rules:
+    - subjects: [{ kind: Group, group: { name: batch } }]
+      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: { name: interactive }
+spec:
+  priorityLevelConfiguration: { name: interactive }
+  matchingPrecedence: 1000
+  distinguisherMethod: { type: ByUser }
+  rules:
+    - subjects: [{ kind: Group, group: { name: "system:authenticated" } }]
+      nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }]
+`;
+
+/** The manifest and the mandatory `exempt` and `catch-all`, on 24 seats. */
+function configuration(): EffectiveConfiguration {
+  const user = loadConfiguration({ manifests: [{ name: "e2e", text: MANIFEST }] });
+  return resolveConfiguration(user, { mandatoryOnly: true, serverConcurrencyLimit: 24 });
+}
+
+const TOKEN = "dashboard-e2e-token-0123456789";
+
+/** One level's card as the page shows it. */
+interface LevelView {
+  name: string;
+  /** The tag beside the name (type, FULL). */
+  tag: string;
+  /** The line under the bar (seats in use / limit ...). */
+  caption: string;
+  /** `dl.numbers`: label → value, a number where the text is one (`"1,234.5"` → 1234.5). */
+  numbers: Record<string, number | string>;
+  /** Each table by its heading: its body's rows of cells (`[]` for "none"). */
+  tables: Record<string, string[][]>;
+  /** Points of the first line of the first chart. */
+  chartPoints: number;
+}
+
+/** The page as the tests read it. */
+interface DashboardView {
+  /** The line under the title. */
+  status: string;
+  /** True when the last poll failed. */
+  stale: boolean;
+  levels: LevelView[];
+}
+
+/** Page-side source of a function reading a {@linkcode DashboardView} off the DOM. */
+const READ_VIEW = String.raw`(() => {
+  const text = (node) => (node ? node.textContent : "").trim();
+  const value = (s) => {
+    const n = Number(s.replace(/,/g, ""));
+    return s === "" || Number.isNaN(n) ? s : n;
+  };
+  const status = document.getElementById("status");
+  return {
+    status: text(status),
+    stale: status !== null && status.className === "stale",
+    levels: [...document.querySelectorAll("article.level")].map((a) => ({
+      name: a.dataset.level,
+      tag: text(a.querySelector("header .tag")),
+      caption: text(a.querySelector("p.caption")),
+      numbers: Object.fromEntries([...a.querySelectorAll("dl.numbers > div")].map((d) =>
+        [text(d.querySelector("dt")), value(text(d.querySelector("dd")))])),
+      tables: Object.fromEntries([...a.querySelectorAll("h3")]
+        .filter((h) => h.nextElementSibling && (h.nextElementSibling.tagName === "TABLE" ||
+          h.nextElementSibling.textContent === "none"))
+        .map((h) => [text(h), h.nextElementSibling.tagName === "TABLE"
+          ? [...h.nextElementSibling.tBodies[0].rows].map((r) => [...r.cells].map(text))
+          : []])),
+      chartPoints: ((a.querySelector(".chart path") || { getAttribute: () => "" })
+        .getAttribute("d") || "").split(/[ML]/).length - 1,
+    })),
+  };
+})()`;
+
+/** The page now. */
+function readView(page: Page): Promise<DashboardView> {
+  return page.evaluate(READ_VIEW) as Promise<DashboardView>;
+}
+
+/**
+ * Waits until `condition` holds on the page: a JavaScript expression over
+ * `view` (a {@linkcode DashboardView}) and `level(name)` (one of its levels).
+ * On a timeout, fails naming `what` with the page as it was.
+ */
+async function until(opened: OpenedPage, what: string, condition: string): Promise<void> {
+  const expression = `(() => { const view = ${READ_VIEW}; ` +
+    `const level = (name) => view.levels.find((l) => l.name === name) || { numbers: {}, tables: {} }; ` +
+    `return ${condition}; })()`;
+  try {
+    await opened.page.waitForFunction(expression, { polling: 100 });
+  } catch (error) {
+    const view = await readView(opened.page).catch((e) => String(e));
+    throw new assert.AssertionError({
+      message: `waiting for ${what}: ${error instanceof Error ? error.message : error}\n` +
+        `the page: ${JSON.stringify(view, null, 1)}\n` +
+        `its console: ${JSON.stringify(opened.consoleMessages)}; errors: ${
+          JSON.stringify(opened.pageErrors)
+        }; failed requests: ${JSON.stringify(opened.failedRequests)}`,
+    });
+  }
+}
+
+function level(view: DashboardView, name: string): LevelView {
+  const found = view.levels.find((l) => l.name === name);
+  assert.ok(found !== undefined, `no level ${name} in ${view.levels.map((l) => l.name)}`);
+  return found;
+}
+
+const WROTE_SCREENSHOT = Deno.env.get("APF_WRITE_SCREENSHOT") === "1";
+const SCREENSHOT = new URL("../../docs/dashboard.png", import.meta.url);
+
+/** Full page, 1280 wide: to `docs/dashboard.png` with `APF_WRITE_SCREENSHOT=1`, else a temp file. */
+async function screenshot(page: Page): Promise<Uint8Array> {
+  await page.setViewport({ width: 1280, height: 800 });
+  const path = WROTE_SCREENSHOT
+    ? SCREENSHOT.pathname
+    : await Deno.makeTempFile({ prefix: "apf-dashboard-", suffix: ".png" });
+  try {
+    await page.screenshot({ path: path as `${string}.png`, fullPage: true });
+    return await Deno.readFile(path);
+  } finally {
+    if (!WROTE_SCREENSHOT) await Deno.remove(path);
+  }
+}
+
+Deno.test({
+  name: "dashboard in a browser: a gateway under load shows every level, its numbers follow " +
+    "the load up and down, the rejected flow shows, and the page logs no error",
+  ignore: CHROMIUM_MISSING,
+  fn: async () => {
+    await using upstream = testUpstream({ sleepMs: 150 });
+    await using gateway = serveGateway({
+      upstream: upstream.url,
+      config: configuration(),
+      listen: { hostname: "127.0.0.1", port: 0 },
+      adminListen: { hostname: "127.0.0.1", port: 0 },
+      trustIdentityHeaders: true,
+    });
+    await using chromium = await launchBrowser();
+    const admin = `http://127.0.0.1:${gateway.adminAddr!.port}`;
+    const work = `http://127.0.0.1:${gateway.addr.port}/work`;
+
+    const opened = await openPage(chromium.browser, `${admin}${DASHBOARD_PATH}`);
+    const { page } = opened;
+    // A second frame: the rates are known (0), not "–".
+    await until(
+      opened,
+      "a second frame",
+      `typeof level("batch").numbers["dispatched /s"] === "number"`,
+    );
+
+    // Every level of the configuration, one card each, in the order of the data.
+    const frame = await (await fetch(`${admin}${DASHBOARD_PATH}live`)).json() as LiveFrame;
+    const names = frame.levels.map((l) => l.name);
+    assert.deepEqual(names, ["exempt", "batch", "interactive", "catch-all"]);
+    assert.deepEqual(
+      [...names].sort(),
+      gateway.middleware.configuration.priorityLevels.map((l) => l.name).sort(),
+    );
+    const idle = await readView(page);
+    assert.deepEqual(idle.levels.map((l) => l.name), names);
+    assert.match(idle.status, /^4 priority levels · server limit 24 seats · updated /);
+    assert.equal(idle.stale, false);
+    const batch0 = level(idle, "batch");
+    assert.equal(batch0.numbers["executing"], 0);
+    assert.equal(batch0.numbers["dispatched /s"], 0);
+    assert.equal(batch0.numbers["requests waiting"], 0);
+    assert.deepEqual(batch0.tables["Flow schemas rejected most"], []);
+
+    {
+      await using _elephant = flood(work, {
+        user: "elephant",
+        groups: ["batch"],
+        loops: 40,
+        pauseMs: 200,
+      });
+      await using _mouse = flood(work, {
+        user: "mouse",
+        groups: ["batch"],
+        loops: 1,
+        pauseMs: 50,
+        thinkMs: 50,
+      });
+      await using _user = flood(work, { user: "alice", loops: 1, pauseMs: 50, thinkMs: 50 });
+
+      await until(
+        opened,
+        "the batch level at work",
+        `level("batch").numbers["executing"] > 0 && level("batch").numbers["dispatched /s"] > 0`,
+      );
+      await until(
+        opened,
+        "the elephant rejected and waiting",
+        `level("batch").tables["Flow schemas rejected most"].some((r) => r[0] === "batch-jobs" && /queue-full/.test(r[1])) && ` +
+          `level("batch").tables["Top flows by requests waiting"].some((r) => r[0] === "batch-jobs" && r[1] === "elephant")`,
+      );
+      const loaded = await readView(page);
+      const batch = level(loaded, "batch");
+      assert.ok((batch.numbers["queue-full /s"] as number) > 0, JSON.stringify(batch.numbers));
+      assert.ok((batch.numbers["rejected /s"] as number) > 0);
+      assert.ok((batch.numbers["requests waiting"] as number) > 0);
+      assert.match(batch.tag, /FULL/);
+      assert.ok(
+        level(loaded, "interactive").numbers["dispatched /s"] as number > 0,
+        "alice gets through",
+      );
+
+      // For the screenshot: a few seconds of charts, and the elephant both waiting and rejected.
+      await until(
+        opened,
+        "a few points in the charts, under load",
+        `level("batch").chartPoints >= 8 && ` +
+          `level("batch").tables["Flow schemas rejected most"].length > 0 && ` +
+          `level("batch").tables["Top flows by requests waiting"].length > 0`,
+      );
+      const png = await screenshot(page);
+      assert.ok(png.length < 400_000, `the screenshot takes ${png.length} bytes`);
+    }
+
+    // The load stopped: the level empties and its rates fall back to 0.
+    await until(
+      opened,
+      "the batch level idle again",
+      `level("batch").numbers["executing"] === 0 && level("batch").numbers["requests waiting"] === 0 && ` +
+        `level("batch").numbers["dispatched /s"] === 0`,
+    );
+    const after = await readView(page);
+    assert.equal(after.stale, false);
+    assert.deepEqual(opened.consoleMessages, []);
+    assert.deepEqual(opened.pageErrors, []);
+    assert.deepEqual(opened.failedRequests, []);
+  },
+});
+
+/** What a page asked for and received, to look for a secret in. */
+interface Traffic {
+  /** `"METHOD url"` of every request. */
+  readonly requests: string[];
+  /** `"url: body"` of every answer that has a body (redirects have none). */
+  readonly bodies: Promise<string>[];
+}
+
+/** Records the requests of `page` and the bodies of its answers, from now on. */
+function record(page: Page): Traffic {
+  const traffic: Traffic = { requests: [], bodies: [] };
+  page.on("request", (request) => {
+    traffic.requests.push(`${request.method()} ${request.url()}`);
+  });
+  page.on("response", (response) => {
+    if (response.status() >= 300 && response.status() < 400) return;
+    // Read at once: a body is gone once the page navigates away.
+    traffic.bodies.push(
+      response.text().then(
+        (body) => `${response.url()}: ${body}`,
+        (e) => `${response.url()}: (unreadable: ${e instanceof Error ? e.message : e})`,
+      ),
+    );
+  });
+  return traffic;
+}
+
+Deno.test({
+  name:
+    "dashboard in a browser: behind a bearer token, an anonymous browser gets a sign-in form, " +
+    "signs in and out without the token in anything it received or asked for; the header lets in",
+  ignore: CHROMIUM_MISSING,
+  fn: async () => {
+    const middleware = apf({ config: configuration() });
+    using _middleware = { [Symbol.dispose]: () => middleware.close() };
+    const app = new Hono();
+    app.use(middleware);
+    app.get("*", (c) => c.text("ok"));
+    const router = adminRouter(middleware, { authorize: bearerTokenCheck(TOKEN) });
+    await using server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      async (request) => (await router(request)) ?? app.fetch(request),
+    );
+    // `dashboard.test` is loopback too, but not a secure context: the browser sends no
+    // Sec-Fetch-Site there, as over plain HTTP to an operator's host.
+    await using chromium = await launchBrowser({
+      args: ["--host-resolver-rules=MAP dashboard.test 127.0.0.1"],
+    });
+    const port = server.addr.port;
+    const names = ["exempt", "batch", "interactive", "catch-all"];
+    const rendered = `view.levels.map((l) => l.name).join() === ${JSON.stringify(names.join())}`;
+    const traffic: Traffic[] = [];
+
+    // With the header, the page renders at once.
+    const withHeader = await openPage(chromium.browser, "about:blank", {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    traffic.push(record(withHeader.page));
+    await withHeader.page.goto(`http://127.0.0.1:${port}${DASHBOARD_PATH}`);
+    await until(withHeader, "the levels, with the header", rendered);
+    assert.deepEqual(withHeader.consoleMessages, []);
+    assert.deepEqual(withHeader.pageErrors, []);
+    assert.deepEqual(withHeader.failedRequests, []);
+    await withHeader.page.close();
+
+    // Without it: 403, and a form for the token.
+    const origin = `http://dashboard.test:${port}`;
+    const page = `${origin}${DASHBOARD_PATH}`;
+    const opened = await openPage(chromium.browser, "about:blank");
+    traffic.push(record(opened.page));
+    const refused = await opened.page.goto(page);
+    assert.equal(refused?.status(), 403);
+    assert.equal(await opened.page.title(), "API Priority and Fairness: sign in");
+    assert.equal(
+      await opened.page.$eval("form input[name=token]", (e) => e.getAttribute("type")),
+      "password",
+    );
+    const forbidden = [
+      `error: Failed to load resource: the server responded with a status of 403 (Forbidden) (${page})`,
+    ];
+    assert.deepEqual(opened.consoleMessages, forbidden);
+    assert.deepEqual(opened.failedRequests, [`GET ${page}: 403`]);
+
+    // Signing in shows the dashboard, with the token in an HttpOnly cookie only.
+    await opened.page.type("input[name=token]", TOKEN);
+    const [signedIn] = await Promise.all([
+      opened.page.waitForNavigation(),
+      opened.page.click("form button[type=submit]"),
+    ]);
+    assert.equal(signedIn?.status(), 200);
+    assert.equal(opened.page.url(), page);
+    await until(opened, "the levels, signed in", `${rendered} && !view.stale`);
+    assert.equal(await opened.page.evaluate("document.cookie"), "", "HttpOnly");
+    const cookies = await chromium.browser.cookies();
+    assert.deepEqual(
+      cookies.map((c) => [c.name, c.domain, c.path, c.httpOnly, c.sameSite]),
+      [["apf_admin_token", "dashboard.test", DASHBOARD_PATH, true, "Strict"]],
+    );
+    assert.ok(!(await opened.page.content()).includes(TOKEN), "not in the page's HTML");
+    assert.deepEqual(opened.consoleMessages, forbidden, "no error but the first 403");
+    assert.deepEqual(opened.pageErrors, []);
+    assert.deepEqual(opened.failedRequests, [`GET ${page}: 403`]);
+
+    // Signing out: the next page is the form again.
+    const [signedOut] = await Promise.all([
+      opened.page.waitForNavigation(),
+      opened.page.click("footer form button[type=submit]"),
+    ]);
+    assert.equal(signedOut?.status(), 403);
+    assert.equal(await opened.page.title(), "API Priority and Fairness: sign in");
+    assert.deepEqual(await chromium.browser.cookies(), []);
+
+    const requests = traffic.flatMap((t) => t.requests);
+    assert.ok(requests.some((r) => r === `POST ${page}sign-in`), requests.join("\n"));
+    assert.ok(requests.some((r) => r.startsWith(`GET ${page}live`)));
+    const bodies = await Promise.all(traffic.flatMap((t) => t.bodies));
+    assert.ok(bodies.some((b) => b.startsWith(`${page}dashboard.js: "use strict"`)));
+    assert.ok(bodies.some((b) => b.startsWith(`${page}dashboard.css: :root`)));
+    for (const secret of [TOKEN, encodeURIComponent(TOKEN), btoa(TOKEN)]) {
+      assert.deepEqual(requests.filter((r) => r.includes(secret)), [], "in no address");
+      assert.deepEqual(bodies.filter((b) => b.includes(secret)), [], "in no answer");
+    }
+  },
+});
