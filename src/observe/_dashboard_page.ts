@@ -50,7 +50,8 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main id="levels"></main>
 <footer>
   <p>Levels in matching order. Rates are per second over the last second; wait times are of the
-  requests that started executing in the last 10 s. Charts show the last 5 minutes.</p>
+  requests that started executing in the last 10 s. Charts show up to the last 5 minutes; "top" is
+  the value at the top of a chart.</p>
   <form method="post" action="sign-out"><button type="submit">Sign out</button></form>
 </footer>
 </body>
