@@ -84,13 +84,14 @@ export const DASHBOARD_JS = String.raw`"use strict";
   }
   const duration = (ms) => ms >= 120000 ? Math.round(ms / 60000) + " minutes" : Math.round(ms / 1000) + " s";
 
+  /** series: [key of a point, class of its line, its name in the caption]. */
   function chart(caption, points, series, max) {
     const w = 300, h = 48;
     const svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h);
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", caption);
+    svg.setAttribute("aria-label", caption + ": " + series.map((s) => s[2]).join(", "));
     const top = Math.max(1, max);
     if (points.length > 1) {
       const ms = span(points);
@@ -103,18 +104,20 @@ export const DASHBOARD_JS = String.raw`"use strict";
         svg.append(path);
       }
     }
-    // The scale: the top of the chart is this value.
+    // Each line's key is drawn with the style sheet's colours (they change in dark mode); the
+    // scale is the value at the top of the chart.
+    const keys = series.map(([, cls, label]) => el("span", { className: "key" }, el("span", { className: "line " + cls }), label));
     return el("figure", { className: "chart" }, svg,
-      el("figcaption", {}, caption, " ", el("span", { className: "top" }, "top " + fmt(top))));
+      el("figcaption", {}, caption, ...keys, el("span", { className: "top" }, "top " + fmt(top))));
   }
 
   function charts(name) {
     const points = history.get(name) || [];
     const peak = (keys) => points.reduce((m, p) => Math.max(m, ...keys.map((k) => p[k])), 0);
     return el("div", { className: "charts" },
-      chart("seats in use (solid blue) vs limit (black)", points, [["limit", "s-limit"], ["seatsInUse", "s-in-use"]], peak(["limit", "seatsInUse"])),
-      chart("requests waiting (dashed orange)", points, [["waiting", "s-waiting"]], peak(["waiting"])),
-      chart("dispatched/s (green) and rejected/s (dashed vermilion)", points, [["dispatched", "s-dispatched"], ["rejected", "s-rejected"]], peak(["dispatched", "rejected"])));
+      chart("seats", points, [["limit", "s-limit", "limit"], ["seatsInUse", "s-in-use", "in use"]], peak(["limit", "seatsInUse"])),
+      chart("requests", points, [["waiting", "s-waiting", "waiting"]], peak(["waiting"])),
+      chart("per second", points, [["dispatched", "s-dispatched", "dispatched"], ["rejected", "s-rejected", "rejected"]], peak(["dispatched", "rejected"])));
   }
 
   /** "at" is the sample's time on the server's wall clock, as leaseEndsAt is (not this browser's). */

@@ -37,7 +37,7 @@ h3 { font-size: 0.85rem; margin: 0.75rem 0 0.25rem; color: var(--muted); font-we
 .swatch.limit { background: none; border: 0; border-left: 3px solid var(--limit); }
 .swatch.nominal { background: none; border: 0; border-left: 3px dashed var(--nominal); }
 .swatch.rejected { background: var(--rejected); }
-#levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 1rem; align-items: start; }
+#levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr)); gap: 1rem; align-items: start; }
 .level { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
 .level header { justify-content: space-between; }
 .tag { font-size: 0.75rem; color: var(--muted); }
@@ -56,9 +56,10 @@ dl.numbers dd { margin: 0; font-size: 1rem; font-variant-numeric: tabular-nums; 
 dl.numbers dd.bad { color: var(--rejected); font-weight: 700; }
 .strip { display: flex; gap: 1px; flex-wrap: wrap; }
 .strip span { display: inline-block; min-width: 1.1rem; height: 1.1rem; font-size: 0.65rem; line-height: 1.1rem; text-align: center; border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
-.strip span.w1 { background: #fdebc8; }
-.strip span.w2 { background: #f8cf7a; }
-.strip span.w3 { background: var(--waiting); }
+/* Dark text on the light shades in both colour schemes. */
+.strip span.w1 { background: #fdebc8; color: #1b1d21; }
+.strip span.w2 { background: #f8cf7a; color: #1b1d21; }
+.strip span.w3 { background: var(--waiting); color: #1b1d21; }
 .strip span.w4 { background: #a66f00; color: #fff; }
 .strip span.busy { border-bottom: 3px solid var(--in-use); }
 table { border-collapse: collapse; width: 100%; font-size: 0.78rem; }
@@ -69,7 +70,14 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 /* A figure has wide default margins: without this the charts shrink to a sliver. */
 .chart { margin: 0; min-width: 0; }
 .chart figcaption { font-size: 0.7rem; line-height: 1.2; color: var(--muted); margin-top: 0.15rem; }
-.chart figcaption .top { white-space: nowrap; font-variant-numeric: tabular-nums; }
+/* The chart's name, then one line per key, then its scale. */
+.chart figcaption .key, .chart figcaption .top { display: block; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.chart figcaption .line { display: inline-block; width: 0.9rem; height: 0; border-top: 2px solid; vertical-align: middle; margin-right: 0.2rem; }
+.chart .line.s-limit { border-color: var(--limit); }
+.chart .line.s-in-use { border-color: var(--in-use); }
+.chart .line.s-waiting { border-top-style: dashed; border-color: var(--waiting); }
+.chart .line.s-dispatched { border-color: var(--dispatched); }
+.chart .line.s-rejected { border-top-style: dotted; border-color: var(--rejected); }
 .chart svg { width: 100%; height: 48px; background: #fff; border: 1px solid var(--line); }
 /* The viewBox stretches to the figure's width: keep the strokes as thick as they are said to be. */
 .chart path { vector-effect: non-scaling-stroke; }
