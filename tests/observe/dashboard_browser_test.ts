@@ -3,17 +3,23 @@
  * `tests/_helpers/browser.ts`), against running servers on loopback:
  *
  * - a gateway under load (an elephant flooding the `batch` level until it
- *   is rejected, two mice): the page shows every level in the order of the
- *   data, its numbers follow the load up and back down, the rejected flow
- *   shows in its tables, and nothing goes wrong in the page (no console
- *   error or warning, no script error, no failed request). A screenshot of
- *   the page under load goes to `docs/dashboard.png` when
- *   `APF_WRITE_SCREENSHOT=1` (run with `--allow-write=/tmp,docs`), else to a
- *   temporary file;
+ *   is rejected, a mouse beside it, alice on `interactive`): the page shows
+ *   every level in the order of the data, its numbers follow the load up and
+ *   back down, the rejected flow shows in its tables, and nothing goes wrong
+ *   in the page (no console error or warning, no script error, no failed
+ *   request). A screenshot of the page under load goes to a temporary file,
+ *   or, after 48 s of load, to `docs/dashboard.png` with
+ *   `APF_WRITE_SCREENSHOT=1` and the right to write there:
+ *   `APF_WRITE_SCREENSHOT=1 deno test --import-map=dev/import_map.json
+ *   --lock=dev/deno.lock --allow-read --allow-run --allow-net=127.0.0.1
+ *   --allow-env --allow-write=/tmp,docs tests/observe/dashboard_browser_test.ts`;
  * - admin routes behind a bearer token: the page refuses an anonymous
- *   browser with a sign-in form, the form signs in (and out), the
- *   `Authorization` header lets in directly, and the token appears in
- *   nothing the browser received and in no address it asked for.
+ *   browser with a sign-in form, the form signs in (and out) over plain
+ *   HTTP to a host name that is not a secure context, the `Authorization`
+ *   header lets in directly, and the token appears in nothing the browser
+ *   received and in no address it asked for;
+ * - a budget holder's share, with a source whose clock is not the
+ *   browser's.
  *
  * Ignored where Chromium is not installed. The waits poll the page (their
  * timeouts are the helper's); nothing sleeps a fixed time.
