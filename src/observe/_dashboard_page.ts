@@ -8,13 +8,17 @@
  * @module
  */
 
-/** The Content-Security-Policy of the page and its files. */
+/**
+ * The Content-Security-Policy of the page and its files. No `img-src`: the
+ * page has no image (its charts are inline SVG), and without it the browser
+ * does not ask for `/favicon.ico`, a path outside the dashboard that the
+ * admin listener answers 404 (an error in the page's console).
+ */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  "img-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
@@ -46,7 +50,8 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main id="levels"></main>
 <footer>
   <p>Levels in matching order. Rates are per second over the last second; wait times are of the
-  requests that started executing in the last 10 s. Charts show the last 5 minutes.</p>
+  requests that started executing in the last 10 s. Charts show up to the last 5 minutes; "top" is
+  the value at the top of a chart.</p>
   <form method="post" action="sign-out"><button type="submit">Sign out</button></form>
 </footer>
 </body>

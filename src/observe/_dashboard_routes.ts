@@ -51,7 +51,11 @@ export type Reader = <T>(reading: AdminReading<T>) => Promise<T | null | AdminUn
 const SECURITY_HEADERS = {
   "Content-Security-Policy": DASHBOARD_CSP,
   "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
+  // Not `no-referrer`: under it a browser sends the sign-in form's POST with `Origin: null`,
+  // and over plain HTTP to a host that is not loopback (no `Sec-Fetch-Site` there) `sameOrigin`
+  // could not tell it from a cross-site form. `same-origin` sends the Origin to the dashboard
+  // itself and nothing to anyone else (Fetch standard, "serializing a request origin").
+  "Referrer-Policy": "same-origin",
   "Cache-Control": "no-store",
 };
 

@@ -15,6 +15,9 @@ export const DASHBOARD_JS = String.raw`"use strict";
 (() => {
   const POLL_MS = 1000;
   const KEEP_MS = 5 * 60 * 1000;
+  // A chart spans its points (up to KEEP_MS), and a minute at least: a fresh page's few
+  // seconds are not a sliver at the right edge of five minutes.
+  const MIN_SPAN_MS = 60 * 1000;
   const REASONS = ["queue-full", "concurrency-limit", "time-out", "cancelled"];
   const SVG = "http://www.w3.org/2000/svg";
   const history = new Map();
@@ -46,7 +49,7 @@ export const DASHBOARD_JS = String.raw`"use strict";
     fill.style.width = pct(level.seatsInUse);
     const queued = el("div", { className: "queued" });
     queued.style.left = pct(level.seatsInUse);
-    queued.style.width = pct(level.seatsWaiting);
+    queued.style.width = pct(Math.min(level.seatsWaiting, scale - Math.min(scale, level.seatsInUse)));
     const limit = el("div", { className: "mark", title: "current limit " + l.current });
     limit.style.left = pct(l.current);
     const nominal = el("div", { className: "mark nominal", title: "nominal limit " + l.nominal });
@@ -74,39 +77,53 @@ export const DASHBOARD_JS = String.raw`"use strict";
       el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c, i) => el("td", i > 1 ? { className: "n" } : {}, c)))))));
   }
 
+  /** How long the charts look back: what the points cover, a minute at least, KEEP_MS at most. */
+  function span(points) {
+    if (points.length < 2) return MIN_SPAN_MS;
+    return Math.min(KEEP_MS, Math.max(MIN_SPAN_MS, points[points.length - 1].t - points[0].t));
+  }
+  const duration = (ms) => ms >= 120000 ? Math.round(ms / 60000) + " minutes" : Math.round(ms / 1000) + " s";
+
+  /** series: [key of a point, class of its line, its name in the caption]. */
   function chart(caption, points, series, max) {
     const w = 300, h = 48;
     const svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h);
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", caption);
+    svg.setAttribute("aria-label", caption + ": " + series.map((s) => s[2]).join(", "));
+    const top = Math.max(1, max);
     if (points.length > 1) {
-      const t0 = points[points.length - 1].t - KEEP_MS;
-      const top = Math.max(1, max);
+      const ms = span(points);
+      const t0 = points[points.length - 1].t - ms;
       for (const [key, cls] of series) {
-        const d = points.map((p, i) => (i ? "L" : "M") + (((p.t - t0) / KEEP_MS) * w).toFixed(1) + " " + (h - 2 - (p[key] / top) * (h - 4)).toFixed(1)).join(" ");
+        const d = points.filter((p) => p.t >= t0).map((p, i) => (i ? "L" : "M") + (((p.t - t0) / ms) * w).toFixed(1) + " " + (h - 2 - (p[key] / top) * (h - 4)).toFixed(1)).join(" ");
         const path = document.createElementNS(SVG, "path");
         path.setAttribute("d", d);
         path.setAttribute("class", cls);
         svg.append(path);
       }
     }
-    return el("figure", { className: "chart" }, svg, el("figcaption", {}, caption));
+    // Each line's key is drawn with the style sheet's colours (they change in dark mode); the
+    // scale is the value at the top of the chart.
+    const keys = series.map(([, cls, label]) => el("span", { className: "key" }, el("span", { className: "line " + cls }), label));
+    return el("figure", { className: "chart" }, svg,
+      el("figcaption", {}, caption, ...keys, el("span", { className: "top" }, "top " + fmt(top))));
   }
 
   function charts(name) {
     const points = history.get(name) || [];
     const peak = (keys) => points.reduce((m, p) => Math.max(m, ...keys.map((k) => p[k])), 0);
     return el("div", { className: "charts" },
-      chart("seats in use (solid blue) vs limit (black)", points, [["limit", "s-limit"], ["seatsInUse", "s-in-use"]], peak(["limit", "seatsInUse"])),
-      chart("requests waiting (dashed orange)", points, [["waiting", "s-waiting"]], peak(["waiting"])),
-      chart("dispatched/s (green) and rejected/s (dashed vermilion)", points, [["dispatched", "s-dispatched"], ["rejected", "s-rejected"]], peak(["dispatched", "rejected"])));
+      chart("seats", points, [["limit", "s-limit", "limit"], ["seatsInUse", "s-in-use", "in use"]], peak(["limit", "seatsInUse"])),
+      chart("requests", points, [["waiting", "s-waiting", "waiting"]], peak(["waiting"])),
+      chart("per second", points, [["dispatched", "s-dispatched", "dispatched"], ["rejected", "s-rejected", "rejected"]], peak(["dispatched", "rejected"])));
   }
 
-  function budget(b) {
+  /** "at" is the sample's time on the server's wall clock, as leaseEndsAt is (not this browser's). */
+  function budget(b, at) {
     if (!b) return [];
-    const left = b.leaseEndsAt === null ? "–" : fmt(Math.max(0, (b.leaseEndsAt - Date.now()) / 1000), 1) + " s";
+    const left = b.leaseEndsAt === null ? "–" : fmt(Math.max(0, (b.leaseEndsAt - at) / 1000), 1) + " s";
     return [el("h3", {}, "Seat budget of this holder"), el("dl", { className: "numbers" },
       number("level limit", fmt(b.limit, 0) + " seats"),
       number("fair share", fmt(b.target, 0) + " seats"),
@@ -118,7 +135,7 @@ export const DASHBOARD_JS = String.raw`"use strict";
         (b.holders || []).map((h) => [h.id + (h.self ? " (this one)" : ""), fmt(h.demand, 0), fmt(h.claim, 0)]))];
   }
 
-  function card(level) {
+  function card(level, at) {
     const l = level.limits;
     const rejected = sum(level.rejectedPerSecond);
     const full = level.type !== "Exempt" && level.seatsInUse >= l.current && l.current > 0;
@@ -146,8 +163,8 @@ export const DASHBOARD_JS = String.raw`"use strict";
       table("Top flows by requests waiting", ["flow schema", "distinguisher", "waiting"], flows(level.topByWaiting, "waiting")),
       table("Flow schemas rejected most", ["flow schema", "reasons", "rejected /s"],
         level.topRejecting.map((r) => [r.flowSchema, REASONS.filter((x) => r.byReason[x] > 0).join(", "), fmt(r.perSecond)])),
-      ...budget(level.budget),
-      el("h3", {}, "Last 5 minutes"), charts(level.name));
+      ...budget(level.budget, at),
+      el("h3", {}, "Last " + duration(span(history.get(level.name) || []))), charts(level.name));
   }
 
   function remember(frame) {
@@ -169,7 +186,7 @@ export const DASHBOARD_JS = String.raw`"use strict";
 
   function draw(frame) {
     remember(frame);
-    document.getElementById("levels").replaceChildren(...frame.levels.map(card));
+    document.getElementById("levels").replaceChildren(...frame.levels.map((l) => card(l, frame.atMs)));
     const status = document.getElementById("status");
     status.className = "";
     status.textContent = frame.levels.length + " priority levels · server limit " + frame.serverConcurrencyLimit +

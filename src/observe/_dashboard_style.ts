@@ -37,36 +37,50 @@ h3 { font-size: 0.85rem; margin: 0.75rem 0 0.25rem; color: var(--muted); font-we
 .swatch.limit { background: none; border: 0; border-left: 3px solid var(--limit); }
 .swatch.nominal { background: none; border: 0; border-left: 3px dashed var(--nominal); }
 .swatch.rejected { background: var(--rejected); }
-#levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 1rem; }
+#levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr)); gap: 1rem; align-items: start; }
 .level { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
 .level header { justify-content: space-between; }
 .tag { font-size: 0.75rem; color: var(--muted); }
 .tag.full { color: var(--rejected); font-weight: 700; }
-.bar { position: relative; height: 1.4rem; background: #fff; border: 1px solid var(--line); margin: 0.5rem 0 0.25rem; overflow: hidden; }
+.bar { position: relative; height: 1.4rem; background: #fff; border: 1px solid var(--line); margin: 0.5rem 0.25rem 0.25rem 0; }
 .bar .fill { position: absolute; top: 0; bottom: 0; left: 0; background: var(--in-use); }
 .bar .queued { position: absolute; top: 0; bottom: 0; background: repeating-linear-gradient(45deg, var(--waiting) 0 4px, #fff 4px 7px); }
-.bar .mark { position: absolute; top: -2px; bottom: -2px; width: 0; border-left: 3px solid var(--limit); }
+/* A mark is centred on its value, and stays visible at either end of the bar. */
+.bar .mark { position: absolute; top: -3px; bottom: -3px; width: 0; margin-left: -1.5px; border-left: 3px solid var(--limit); }
 .bar .mark.nominal { border-left: 3px dashed var(--nominal); }
 .caption { font-size: 0.8rem; color: var(--muted); margin: 0; }
 dl.numbers { display: grid; grid-template-columns: repeat(4, 1fr); gap: 0.25rem 0.75rem; margin: 0.5rem 0; }
 dl.numbers div { display: flex; flex-direction: column; }
-dl.numbers dt { font-size: 0.7rem; color: var(--muted); order: 2; }
+dl.numbers dt { font-size: 0.7rem; line-height: 1.2; color: var(--muted); order: 2; }
 dl.numbers dd { margin: 0; font-size: 1rem; font-variant-numeric: tabular-nums; order: 1; }
 dl.numbers dd.bad { color: var(--rejected); font-weight: 700; }
 .strip { display: flex; gap: 1px; flex-wrap: wrap; }
 .strip span { display: inline-block; min-width: 1.1rem; height: 1.1rem; font-size: 0.65rem; line-height: 1.1rem; text-align: center; border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
-.strip span.w1 { background: #fdebc8; }
-.strip span.w2 { background: #f8cf7a; }
-.strip span.w3 { background: var(--waiting); }
+/* Dark text on the light shades in both colour schemes. */
+.strip span.w1 { background: #fdebc8; color: #1b1d21; }
+.strip span.w2 { background: #f8cf7a; color: #1b1d21; }
+.strip span.w3 { background: var(--waiting); color: #1b1d21; }
 .strip span.w4 { background: #a66f00; color: #fff; }
 .strip span.busy { border-bottom: 3px solid var(--in-use); }
 table { border-collapse: collapse; width: 100%; font-size: 0.78rem; }
 th, td { text-align: left; padding: 0.1rem 0.3rem; border-bottom: 1px solid var(--line); }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .empty { font-size: 0.78rem; color: var(--muted); margin: 0; }
-.charts { display: grid; grid-template-columns: 1fr 1fr 1fr; gap: 0.5rem; }
-.chart figcaption { font-size: 0.7rem; color: var(--muted); }
+.charts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.5rem; }
+/* A figure has wide default margins: without this the charts shrink to a sliver. */
+.chart { margin: 0; min-width: 0; }
+.chart figcaption { font-size: 0.7rem; line-height: 1.2; color: var(--muted); margin-top: 0.15rem; }
+/* The chart's name, then one line per key, then its scale. */
+.chart figcaption .key, .chart figcaption .top { display: block; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.chart figcaption .line { display: inline-block; width: 0.9rem; height: 0; border-top: 2px solid; vertical-align: middle; margin-right: 0.2rem; }
+.chart .line.s-limit { border-color: var(--limit); }
+.chart .line.s-in-use { border-color: var(--in-use); }
+.chart .line.s-waiting { border-top-style: dashed; border-color: var(--waiting); }
+.chart .line.s-dispatched { border-color: var(--dispatched); }
+.chart .line.s-rejected { border-top-style: dotted; border-color: var(--rejected); }
 .chart svg { width: 100%; height: 48px; background: #fff; border: 1px solid var(--line); }
+/* The viewBox stretches to the figure's width: keep the strokes as thick as they are said to be. */
+.chart path { vector-effect: non-scaling-stroke; }
 .chart .s-limit { stroke: var(--limit); fill: none; stroke-width: 1.5; }
 .chart .s-in-use { stroke: var(--in-use); fill: none; stroke-width: 1.5; }
 .chart .s-waiting { stroke: var(--waiting); fill: none; stroke-width: 1.5; stroke-dasharray: 4 2; }

@@ -24,7 +24,7 @@
 
 import type { Clock } from "../fairqueuing/clock.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
-import type { RejectReason } from "../fairqueuing/types.ts";
+import type { RejectReason, RequestSnapshot } from "../fairqueuing/types.ts";
 import { type ParsedFamily, parseExposition } from "./_parse.ts";
 import type { BudgetSnapshot, CoordinatorSnapshot, PriorityLevelSnapshot } from "./types.ts";
 
@@ -352,18 +352,20 @@ export class LiveView {
   }
 
   #flows(level: PriorityLevelSnapshot): Pick<LiveLevel, "topBySeats" | "topByWaiting"> {
-    const flows = new Map<string, LiveFlow>();
-    const requests = [
-      ...level.queueSet.queues.flatMap((q) => q.requests ?? []),
-      ...(level.queueSet.unqueuedRequests ?? []),
-    ];
-    for (const r of requests) {
+    // Under overload a level holds thousands of requests, most of them their own flow: one
+    // pass, maps by schema then distinguisher (no key string per request), and a top-k
+    // selection instead of sorting every flow (bench/dashboard_bench.ts).
+    const bySchema = new Map<string, Map<string, LiveFlow>>();
+    const all: LiveFlow[] = [];
+    const count = (r: RequestSnapshot) => {
       const { flowSchema, distinguisher } = r.descriptor;
-      const key = JSON.stringify([flowSchema, distinguisher]);
-      let flow = flows.get(key);
+      let flows = bySchema.get(flowSchema);
+      if (flows === undefined) bySchema.set(flowSchema, flows = new Map());
+      let flow = flows.get(distinguisher);
       if (flow === undefined) {
         flow = { flowSchema, distinguisher, seatsInUse: 0, executing: 0, waiting: 0 };
-        flows.set(key, flow);
+        flows.set(distinguisher, flow);
+        all.push(flow);
       }
       if (r.startMs === null) {
         flow.waiting++;
@@ -371,14 +373,13 @@ export class LiveView {
         flow.executing++;
         flow.seatsInUse += r.initialSeats;
       }
-    }
-    const all = [...flows.values()];
-    const top = (by: (f: LiveFlow) => number) =>
-      all.filter((f) => by(f) > 0).sort((a, b) => by(b) - by(a) || byName(a, b)).slice(
-        0,
-        this.#top,
-      );
-    return { topBySeats: top((f) => f.seatsInUse), topByWaiting: top((f) => f.waiting) };
+    };
+    for (const q of level.queueSet.queues) for (const r of q.requests ?? []) count(r);
+    for (const r of level.queueSet.unqueuedRequests ?? []) count(r);
+    return {
+      topBySeats: topFlows(all, (f) => f.seatsInUse, this.#top),
+      topByWaiting: topFlows(all, (f) => f.waiting, this.#top),
+    };
   }
 
   #rejecting(
@@ -424,6 +425,34 @@ export class LiveView {
 
 function byName(a: { flowSchema: string }, b: { flowSchema: string }): number {
   return a.flowSchema < b.flowSchema ? -1 : a.flowSchema > b.flowSchema ? 1 : 0;
+}
+
+/**
+ * The `k` flows with most `by` (above 0), most first; ties by flow schema,
+ * then distinguisher. O(flows × k): k is small, the flows may be thousands.
+ */
+export function topFlows(
+  flows: readonly LiveFlow[],
+  by: (f: LiveFlow) => number,
+  k: number,
+): LiveFlow[] {
+  const before = (a: LiveFlow, b: LiveFlow) =>
+    by(a) - by(b) > 0 ||
+    (by(a) === by(b) && (byName(a, b) < 0 ||
+      (a.flowSchema === b.flowSchema && a.distinguisher < b.distinguisher)));
+  const best: LiveFlow[] = [];
+  for (const f of flows) {
+    if (!(by(f) > 0)) continue;
+    if (best.length === k && !before(f, best[k - 1]!)) continue;
+    let i = Math.min(best.length, k - 1);
+    if (best.length < k) best.push(f);
+    while (i > 0 && before(f, best[i - 1]!)) {
+      best[i] = best[i - 1]!;
+      i--;
+    }
+    best[i] = f;
+  }
+  return best;
 }
 
 function emptyReasons(): Record<RejectReason, number> {

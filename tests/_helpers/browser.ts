@@ -59,6 +59,16 @@ export interface LaunchedBrowser extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/** How {@linkcode launchBrowser} starts Chromium. */
+export interface LaunchOptions {
+  /**
+   * More command-line flags, e.g. `--host-resolver-rules=MAP dashboard.test
+   * 127.0.0.1` to reach a loopback server under a host name the browser
+   * does not treat as a secure context.
+   */
+  args?: readonly string[];
+}
+
 /**
  * Launches Chromium headless (the new headless mode) with a fresh profile in
  * a temporary directory, without the sandbox (the tests run as root) and
@@ -66,7 +76,7 @@ export interface LaunchedBrowser extends AsyncDisposable {
  *
  * @throws {Error} where no Chromium is found, or it does not start within 30 s.
  */
-export async function launchBrowser(): Promise<LaunchedBrowser> {
+export async function launchBrowser(options: LaunchOptions = {}): Promise<LaunchedBrowser> {
   const executablePath = chromiumPath();
   if (executablePath === null) {
     throw new Error(
@@ -81,7 +91,7 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
       executablePath,
       headless: true,
       userDataDir: profile,
-      args: ["--no-sandbox", "--disable-gpu"],
+      args: ["--no-sandbox", "--disable-gpu", ...options.args ?? []],
       // Chromium keeps its crash database and a dconf cache under the XDG
       // directories, not the profile: those go to the profile too.
       env: { ...Deno.env.toObject(), XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },

@@ -75,6 +75,10 @@ Deno.test("dashboard: the page, its files and its data, under a strict CSP, with
   assert.match(csp, /script-src 'self'/);
   assert.doesNotMatch(csp, /unsafe/);
   assert.equal(page.headers.get("X-Content-Type-Options"), "nosniff");
+  // No image: no request for /favicon.ico, which the admin listener answers 404.
+  assert.doesNotMatch(csp, /img-src/);
+  // The sign-in form's POST carries its Origin (under no-referrer it would be "null").
+  assert.equal(page.headers.get("Referrer-Policy"), "same-origin");
   const html = await page.text();
   assert.match(html, /<script src="dashboard\.js" defer><\/script>/);
   assert.doesNotMatch(html, /<script>|<style|\sstyle=|\son[a-z]+=/, "no inline script or style");
@@ -143,6 +147,16 @@ Deno.test("dashboard: signing in keeps the token in a cookie for these pages, fo
     headers: { Origin: "https://evil.example" },
   });
   assert.equal(foreign.status, 403);
+
+  // Over plain HTTP to a host that is not loopback a browser sends no Sec-Fetch-Site: the
+  // Origin decides.
+  const plain = await call(s.router, `${PAGE}sign-in`, {
+    method: "POST",
+    body: form(TOKEN),
+    headers: { Origin: "http://127.0.0.1:9000" },
+  });
+  assert.equal(plain.status, 303);
+  assert.match(plain.headers.get("Set-Cookie")!, /^apf_admin_token=/);
 
   const signIn = await call(s.router, `${PAGE}sign-in`, {
     method: "POST",

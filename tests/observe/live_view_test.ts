@@ -12,7 +12,13 @@ import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
 import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { FlowcontrolMetrics } from "../../src/observe/flowcontrol_metrics.ts";
-import { type LiveSource, LiveView, waitQuantiles } from "../../src/observe/live_view.ts";
+import {
+  type LiveFlow,
+  type LiveSource,
+  LiveView,
+  topFlows,
+  waitQuantiles,
+} from "../../src/observe/live_view.ts";
 import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
 import { settle } from "../_helpers/settle.ts";
 
@@ -234,4 +240,33 @@ Deno.test("live view: on a budget holder, each level carries its share and the l
   } finally {
     holder.close();
   }
+});
+
+Deno.test("topFlows keeps the k largest above 0, ties by flow schema then distinguisher, as a full sort would", () => {
+  // A fixed pseudo-random sequence with many ties (values 0 to 3, 3 schemas, 5 users).
+  let seed = 7;
+  const next = (n: number) => {
+    seed = (seed * 1664525 + 1013904223) >>> 0;
+    return seed % n;
+  };
+  const reference = (flows: LiveFlow[], by: (f: LiveFlow) => number, k: number) =>
+    flows.filter((f) => by(f) > 0).sort((a, b) =>
+      by(b) - by(a) || (a.flowSchema < b.flowSchema ? -1 : a.flowSchema > b.flowSchema ? 1 : 0) ||
+      (a.distinguisher < b.distinguisher ? -1 : a.distinguisher > b.distinguisher ? 1 : 0)
+    ).slice(0, k);
+  for (let round = 0; round < 200; round++) {
+    const flows: LiveFlow[] = Array.from({ length: next(40) }, () => ({
+      flowSchema: `fs-${next(3)}`,
+      distinguisher: `user-${next(5)}`,
+      seatsInUse: next(4),
+      executing: 0,
+      waiting: next(4),
+    }));
+    for (const k of [1, 2, 5, 50]) {
+      for (const by of [(f: LiveFlow) => f.seatsInUse, (f: LiveFlow) => f.waiting]) {
+        assert.deepEqual(topFlows(flows, by, k), reference(flows, by, k), `round ${round}, k ${k}`);
+      }
+    }
+  }
+  assert.deepEqual(topFlows([], (f) => f.waiting, 5), []);
 });
