@@ -58,7 +58,10 @@ export const DASHBOARD_HTML = `<!doctype html>
 </html>
 `;
 
-/** The page a browser gets without authorization (answered with 403): a form for the token. */
+/**
+ * The page a browser gets without authorization (answered with 403): a form
+ * for the token. {@linkcode signInHtml} says when a token was refused.
+ */
 export const SIGN_IN_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -71,6 +74,7 @@ export const SIGN_IN_HTML = `<!doctype html>
 <p>Forbidden: this page needs the admin routes' authorization. Send it in an
 <code>Authorization: Bearer</code> header, or sign in with the admin token
 (kept in a cookie for these pages only, never in the address).</p>
+<!--refused-->
 <form method="post" action="sign-in">
 <label>Admin token <input type="password" name="token" autocomplete="off" required></label>
 <button type="submit">Sign in</button>
@@ -78,3 +82,11 @@ export const SIGN_IN_HTML = `<!doctype html>
 </body>
 </html>
 `;
+
+/** The sign-in page; with `refused`, it says that the token signed in with was not accepted. */
+export function signInHtml(refused: boolean): string {
+  return SIGN_IN_HTML.replace(
+    "<!--refused-->",
+    refused ? "<p><strong>The token you signed in with was not accepted.</strong></p>" : "",
+  );
+}

@@ -21,7 +21,7 @@
 
 import { AdminUnavailable } from "./admin_source.ts";
 import type { AdminReading, AdminSource } from "./admin_source.ts";
-import { DASHBOARD_CSP, DASHBOARD_HTML, SIGN_IN_HTML } from "./_dashboard_page.ts";
+import { DASHBOARD_CSP, DASHBOARD_HTML, SIGN_IN_HTML, signInHtml } from "./_dashboard_page.ts";
 import { DASHBOARD_JS } from "./_dashboard_script.ts";
 import { DASHBOARD_CSS } from "./_dashboard_style.ts";
 import { LiveView, type LiveViewOptions } from "./live_view.ts";
@@ -42,7 +42,7 @@ export type RouteMaker<C> = (
   method: "GET" | "POST",
   path: string,
   answer: (request: Request, url: URL, context: C) => Promise<Response>,
-  options?: { open?: boolean; forbidden?: () => Response },
+  options?: { open?: boolean; forbidden?: (request: Request) => Response },
 ) => Route<C>;
 
 /** How the router reads a source (bounded by its timeout). */
@@ -98,7 +98,12 @@ export function dashboardRoutes<C>(
       return Promise.resolve(new Response(null, { status: 308, headers: { Location: to } }));
     }, { open: true }),
     route("GET", prefix, () => Promise.resolve(html(DASHBOARD_HTML)), {
-      forbidden: () => html(SIGN_IN_HTML, 403),
+      // Refused with the sign-in cookie: the token signed in with is not the one.
+      forbidden: (request) =>
+        html(
+          signInHtml(request.headers.get("Cookie")?.includes(`${ADMIN_TOKEN_COOKIE}=`) === true),
+          403,
+        ),
     }),
     route(
       "GET",

@@ -173,7 +173,7 @@ export function adminRouter<C = void>(
     path,
     handle: async (request, context) => {
       if (how.open !== true && (await authorize(request, context)) !== true) {
-        return how.forbidden?.() ?? adminText("Forbidden\n", 403);
+        return how.forbidden?.(request) ?? adminText("Forbidden\n", 403);
       }
       return answer(request, new URL(request.url), context);
     },

@@ -180,10 +180,11 @@ Deno.test("dashboard: signing in keeps the token in a cookie for these pages, fo
     (await call(s.router, "/reload", { method: "POST", headers: { Cookie: jar } })).status,
     403,
   );
-  assert.equal(
-    (await call(s.router, PAGE, { headers: { Cookie: "apf_admin_token=wrong" } })).status,
-    403,
-  );
+  const wrong = await call(s.router, PAGE, { headers: { Cookie: "apf_admin_token=wrong" } });
+  assert.equal(wrong.status, 403);
+  assert.match(await wrong.text(), /The token you signed in with was not accepted/);
+  const anonymous = await call(s.router, PAGE);
+  assert.doesNotMatch(await anonymous.text(), /not accepted/);
   // An empty token or one a cookie cannot carry is refused.
   for (const bad of ["", "has space", 'quote"d']) {
     const res = await call(s.router, `${PAGE}sign-in`, { method: "POST", body: form(bad) });
