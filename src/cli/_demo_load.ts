@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Clock } from "../fairqueuing/clock.ts";
+import { type Clock, sleep as sleepFor } from "../fairqueuing/clock.ts";
 
 /** What one flow got so far. */
 export interface FlowStats {
@@ -56,20 +56,7 @@ export function startLoad(url: string, shape: LoadShape, clock: Clock): Load {
   const mice = Array.from({ length: shape.mice }, (_, i) => flowStats(`mouse-${i + 1}`));
   const abandon = new AbortController();
   let stopped = false;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (stopped) return resolve();
-      const timer = clock.setTimer(ms, done);
-      function done() {
-        abandon.signal.removeEventListener("abort", early);
-        resolve();
-      }
-      function early() {
-        timer.cancel();
-        resolve();
-      }
-      abandon.signal.addEventListener("abort", early, { once: true });
-    });
+  const sleep = (ms: number) => stopped ? Promise.resolve() : sleepFor(clock, ms, abandon.signal);
 
   /** Sends one request; returns its status (0: failed or abandoned). */
   const send = async (flow: FlowStats): Promise<number> => {

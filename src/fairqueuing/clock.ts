@@ -145,6 +145,27 @@ function earlier(a: FakeTimer, b: FakeTimer): boolean {
 }
 
 /**
+ * Resolves after `ms` on `clock`, or at once when `signal` aborts (or has
+ * aborted, or `ms` is 0 or less); the timer is cancelled then, so nothing is
+ * left behind.
+ */
+export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve();
+    const timer = clock.setTimer(ms, done);
+    function done() {
+      signal.removeEventListener("abort", early);
+      resolve();
+    }
+    function early() {
+      timer.cancel();
+      resolve();
+    }
+    signal.addEventListener("abort", early, { once: true });
+  });
+}
+
+/**
  * A clock whose time moves only when told to, like the event clock of
  * Kubernetes' QueueSet tests (`fairqueuing/testing/eventclock/fake.go` in
  * `pkg/util/flowcontrol`): timers form a queue ordered by due time;

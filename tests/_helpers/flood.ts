@@ -4,7 +4,7 @@
  * sending a request, reading its answer, and pausing, until stopped.
  */
 
-import { systemClock } from "../../mod.ts";
+import { sleep, systemClock } from "../../src/fairqueuing/clock.ts";
 
 /** Who sends, how many loops, and how long each pauses. */
 export interface FloodShape {
@@ -35,20 +35,7 @@ export function flood(url: string, shape: FloodShape): Flood {
   const headers = new Headers({ "X-Remote-User": shape.user });
   for (const group of shape.groups ?? []) headers.append("X-Remote-Group", group);
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (ms <= 0 || abandon.signal.aborted) return resolve();
-      const timer = systemClock.setTimer(ms, done);
-      function done() {
-        abandon.signal.removeEventListener("abort", early);
-        resolve();
-      }
-      function early() {
-        timer.cancel();
-        resolve();
-      }
-      abandon.signal.addEventListener("abort", early, { once: true });
-    });
+  const pause = (ms: number) => sleep(systemClock, ms, abandon.signal);
 
   const loop = async () => {
     while (!abandon.signal.aborted) {
