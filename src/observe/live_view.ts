@@ -90,9 +90,12 @@ export interface LiveLevel {
     upper: number;
     /** The current limit (after borrowing; on a budget holder, its capacity). */
     current: number;
-    /** Seats lent to other levels: nominal − current when positive. */
+    /**
+     * Seats lent to other levels: nominal − current when positive (on a
+     * budget holder, the level's limit over every holder, `budget.limit`).
+     */
     lent: number;
-    /** Seats borrowed from other levels: current − nominal when positive. */
+    /** Seats borrowed from other levels: current − nominal when positive (see `lent`). */
     borrowed: number;
   };
   /** Seats held by executing and lingering requests. */
@@ -309,8 +312,9 @@ export class LiveView {
           lower: l.lowerLimit,
           upper: l.upperLimit,
           current: l.currentLimit,
-          lent: Math.max(0, l.nominalLimit - l.currentLimit),
-          borrowed: Math.max(0, l.currentLimit - l.nominalLimit),
+          // On a budget holder the queue set's limit is its share: the level's is in the budget.
+          lent: Math.max(0, l.nominalLimit - (l.budget?.limit ?? l.currentLimit)),
+          borrowed: Math.max(0, (l.budget?.limit ?? l.currentLimit) - l.nominalLimit),
         },
         seatsInUse: qs.seatsInUse,
         executing: qs.executingRequests,

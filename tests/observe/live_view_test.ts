@@ -235,6 +235,7 @@ Deno.test("live view: on a budget holder, each level carries its share and the l
     const work = frame.levels.find((l) => l.name === "work")!;
     assert.equal(work.budget?.mode, "budget");
     assert.equal(work.budget?.limit, 4);
+    assert.deepEqual([work.limits.lent, work.limits.borrowed], [0, 0], "from the level's limit");
     assert.deepEqual(work.budget?.holders?.map((h) => [h.id, h.self]), [["gw-1", true]]);
     assert.equal(frame.levels.find((l) => l.name === "exempt")!.budget, undefined);
   } finally {
