@@ -212,16 +212,21 @@ async function runPhase(
     io.stdout((drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : "") + text);
     drawnLines = text.split("\n").length - 1;
   };
-  for (;;) {
-    const left = phase.durationMs - (clock.now() - start);
-    if (left <= 0) break;
-    await new Promise<void>((resolve) => clock.setTimer(Math.min(tickMs, left), resolve));
-    if (clock.now() - start < phase.durationMs) draw();
+  let result: PhaseResult;
+  try {
+    for (;;) {
+      const left = phase.durationMs - (clock.now() - start);
+      if (left <= 0) break;
+      await new Promise<void>((resolve) => clock.setTimer(Math.min(tickMs, left), resolve));
+      if (clock.now() - start < phase.durationMs) draw();
+    }
+    // The final state of the phase, before the abandoned requests leave.
+    draw();
+    result = phaseResult(phase.name, load.flows.map((f) => ({ ...f })));
+  } finally {
+    // Also when the output fails (a closed pipe): the load must not outlive the demo.
+    await load.stop();
   }
-  // The final state of the phase, before the abandoned requests leave.
-  draw();
-  const result = phaseResult(phase.name, load.flows.map((f) => ({ ...f })));
-  await load.stop();
   if (terminal) io.stdout("\n");
   return result;
 }

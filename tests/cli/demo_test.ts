@@ -164,3 +164,17 @@ Deno.test("apf demo: its first line is the dashboard's address, served while the
   assert.equal(busiest, 8, "the dashboard saw the level full");
   await assert.rejects(fetch(url), "the dashboard closes with the demo");
 });
+
+Deno.test("apf demo: output that fails (a closed pipe) ends the demo and leaves nothing running", async () => {
+  const { io } = memoryIO();
+  let writes = 0;
+  io.stdout = () => {
+    if (++writes > 3) throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+  };
+  // It ends once the first progress line fails, 2.5 s in (the CLI reports the error, exit 1),
+  // not at its 30 s; the test's sanitizers check that no timer, fetch or server outlives it.
+  const started = performance.now();
+  const code = await runCli(["demo", "--duration", "30s"], io);
+  assert.notEqual(code, 0);
+  assert.ok(performance.now() - started < 20_000, "it did not run to its end");
+});
