@@ -187,6 +187,8 @@ export {
   type LedgerEntry,
   type LevelBudget,
   MemoryBudgetStore,
+  type RecoveryMark,
   type StoredLedger,
   StoreRefusedError,
+  type SuspectLine,
 } from "./src/budgets/mod.ts";

@@ -109,6 +109,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "QueueSetSnapshot",
       "QueueSnapshot",
       "QueuingConfiguration",
+      "RecoveryMark",
       "RejectReason",
       "Rejected",
       "ReleaseOptions",
@@ -137,6 +138,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "StoredLedger",
       "Subject",
       "SubjectKind",
+      "SuspectLine",
       "Timer",
       "UnreachablePolicy",
       "UserInfo",
@@ -361,10 +363,11 @@ Deno.test("the core entry point exports no platform or framework code", async ()
 
 // The bounds of the surface curated down to 142 names at the root (255 over all entries); seat
 // budgets then added what a holder and a store need (BudgetHolder and its options and budget,
-// the store interface and its ledger, the memory and HTTP stores, the refusal).
-Deno.test("the public surface stays curated: at most 160 names at the root, 280 over all entries", () => {
+// the store interface and its ledger, the memory and HTTP stores, the refusal), and the shapes a
+// ledger read from a store may carry (its recovery mark, its suspect lines).
+Deno.test("the public surface stays curated: at most 160 names at the root, 281 over all entries", () => {
   const root = PINNED["."]!.names.length;
   const all = Object.values(PINNED).reduce((sum, { names }) => sum + names.length, 0);
   assert.ok(root <= 160, `the root entry exports ${root} names`);
-  assert.ok(all <= 280, `the entry points export ${all} names`);
+  assert.ok(all <= 281, `the entry points export ${all} names`);
 });

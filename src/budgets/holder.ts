@@ -14,14 +14,23 @@
  * - Before its first settle a level has no seats here; requests wait (up to
  *   their queue wait limit) for it.
  * - A lower share applies at once; a higher one once the store accepted it.
- * - A holder that cannot reach the store keeps its seats until its lease
- *   ends, then its unreachable policy applies: `local` (a fraction of the
- *   level's limit, default 0.1), `open` (no limit) or `closed` (no seat:
- *   new requests are refused `unavailable` at once; those already waiting
- *   wait for the budget to come back, up to their queue wait limit).
- *   The budgets come back with the store. A store that refuses the
- *   holder's credential is a configuration error: `ready()` rejects with
- *   it, and no policy answers.
+ * - A lease runs from the start of the holder's last successful write, on
+ *   its monotonic clock (and, to be safe from a suspended machine whose
+ *   monotonic clock stood still, on its wall clock too: whichever ran more).
+ *   When it ends, the holder stops admitting on its budget and settles
+ *   first (a process that was frozen resumes this way: requests wait for
+ *   that settle, within their queue wait limit). Only when a store
+ *   operation started after the lease ended has failed does its
+ *   unreachable policy apply: `local` (a fraction of the level's limit,
+ *   default 0.1), `open` (no limit) or `closed` (no seat: new requests are
+ *   refused `unavailable` at once; those already waiting wait for the
+ *   budget to come back, up to their queue wait limit). The budgets come
+ *   back with the store. A store that refuses the holder's credential is a
+ *   configuration error: `ready()` rejects with it, and no policy answers.
+ * - A store that forgot a ledger (restarted empty) while this holder's
+ *   lease runs: the holder writes back what it remembers under a recovery
+ *   mark (`ledger.ts`), and says so once. A line no holder could write
+ *   holds its seats for a window and is dropped; each is reported once.
  * - The exempt level has no budget: it admits at once, as everywhere.
  * - Borrowing between levels (`docs/semantics.md` §6) works over the
  *   holders together: every 10 s each holder runs the allocation with every
@@ -30,8 +39,8 @@
  *   claims to the smallest limit of its live holders, so holders that
  *   computed a little differently never exceed the server's limit together.
  *
- * Leases are in wall-clock time (`Clock.wallNow`), compared across holders
- * within the clock-skew bound; timers run on the clock.
+ * No decision compares clocks across holders (`line_watch.ts`): the wall
+ * clock's times in the ledger are for display.
  *
  * @module
  */
@@ -49,7 +58,10 @@ import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import { budgetMetrics } from "./_metrics.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import type { UnreachablePolicy } from "../remote/fallback.ts";
-import { type LeaseTerms, settle } from "./ledger.ts";
+import { type LeaseTerms, settle, type Settlement } from "./ledger.ts";
+import { LineWatch } from "./line_watch.ts";
+import { MAX_TERM_MS } from "./ledger_schema.ts";
+import { checkOptionNames } from "../_shared/options.ts";
 import { type BudgetStore, StoreRefusedError } from "./store.ts";
 
 /** Options of {@linkcode BudgetHolder}. */
@@ -63,15 +75,24 @@ export interface BudgetHolderOptions {
    * period plus a random 0 to 20% (the holders do not settle in step).
    */
   periodMs?: number;
-  /** How long a claim lasts without being renewed, in ms (default 5,000). */
+  /**
+   * How long a claim lasts without being renewed, in ms (default 5,000; at
+   * most an hour).
+   */
   leaseMs?: number;
   /**
-   * How long a claim still counts after its lease, in ms: the longest a
-   * request admitted just before may hold its seat (default: `leaseMs`).
+   * How long after its lease a claim still counts, in ms: the longest a
+   * request admitted just before may hold its seat (default: `leaseMs`; at
+   * most an hour).
    */
   drainMs?: number;
-  /** How far the holders' wall clocks may disagree, in ms (default 1,000). */
-  skewMs?: number;
+  /**
+   * What a line's window adds to the lease and the drain time, in ms, for
+   * clocks that run at slightly different rates: the window is
+   * lease + drain + margin on the reader's clock (default a tenth of lease +
+   * drain, which covers rates up to 5% apart). Clocks need not agree.
+   */
+  driftMarginMs?: number;
   /** Random numbers in [0, 1) for the periods' jitter (default `Math.random`). */
   random?: () => number;
   /**
@@ -90,7 +111,28 @@ export interface BudgetHolderOptions {
    * (default: logged, once per outage).
    */
   onStoreError?: (error: unknown) => void;
+  /**
+   * Told, once each, of a store that forgot a ledger (a recovery) and of a
+   * line no holder could write (default: `console.warn`).
+   */
+  onWarning?: (message: string) => void;
 }
+
+const OPTION_NAMES = [
+  "store",
+  "id",
+  "periodMs",
+  "leaseMs",
+  "drainMs",
+  "driftMarginMs",
+  "random",
+  "storeTimeoutMs",
+  "policy",
+  "fallbackFraction",
+  "clock",
+  "onStoreError",
+  "onWarning",
+] as const;
 
 /** One level's budget on this holder. */
 export interface LevelBudget extends BudgetSnapshot {
@@ -101,11 +143,22 @@ export interface LevelBudget extends BudgetSnapshot {
 interface LevelState {
   name: string;
   limit: number;
+  /** The most the level's limit can be (MaxCL): a line above it is suspect. */
+  maxLimit: number;
   budget: LevelBudget;
   /** A settle in flight. */
   settling: Promise<void> | null;
-  /** The wall time of the last settle started. */
+  /** Settle again once the one in flight has ended (its lease ended meanwhile). */
+  again: boolean;
+  /** The clock time of the last settle started. */
   lastSettleAt: number;
+  /** What this holder remembers of the level's lines. */
+  watch: LineWatch;
+  /** The start of its last successful write (monotonic and wall ms), or `null`. */
+  leaseFrom: { now: number; wall: number } | null;
+  /** The claim and beat of its last successful write. */
+  lastClaim: number;
+  lastBeat: number;
   /** An early settle waiting for its time, or `null`. */
   soon: Timer | null;
   /** Watching a claim above the capacity drain to it, or `null`. */
@@ -122,12 +175,14 @@ interface LevelState {
 
 const MAX_CONFLICT_RETRIES = 3;
 
-function checkMs(what: string, value: unknown, min: number): number {
+function checkMs(what: string, value: unknown, min: number, max = Infinity): number {
   checkNumber(
     value,
-    (n) => n >= min && n < Infinity,
+    (n) => n >= min && n <= max && n < Infinity,
     () =>
-      `Cannot create the budget holder: ${what} must be a number >= ${min}, got ${String(value)}`,
+      `Cannot create the budget holder: ${what} must be a number ${
+        max < Infinity ? `from ${min} to ${max}` : `>= ${min}`
+      }, got ${String(value)}`,
   );
   return value;
 }
@@ -160,6 +215,7 @@ export class BudgetHolder implements Coordinator {
   #refusal: Error | null = null;
   #failing = false;
   #onStoreError: (error: unknown) => void;
+  #onWarning: (message: string) => void;
   #first: Promise<void>;
   #stats = { settles: 0, conflicts: 0, failures: 0 };
   #random: () => number;
@@ -174,17 +230,23 @@ export class BudgetHolder implements Coordinator {
     if (options?.store === undefined || typeof options.store.read !== "function") {
       throw new TypeError("Cannot create the budget holder: options.store must be a BudgetStore");
     }
+    checkOptionNames("create the budget holder", options, OPTION_NAMES);
     const periodMs = checkMs("periodMs", options.periodMs ?? 1_000, 1);
-    const leaseMs = checkMs("leaseMs", options.leaseMs ?? 5_000, 1);
+    const leaseMs = checkMs("leaseMs", options.leaseMs ?? 5_000, 1, MAX_TERM_MS);
     if (leaseMs <= periodMs) {
       throw new RangeError(
         `Cannot create the budget holder: leaseMs (${leaseMs}) must be longer than periodMs (${periodMs})`,
       );
     }
+    const drainMs = checkMs("drainMs", options.drainMs ?? leaseMs, 0, MAX_TERM_MS);
     this.#terms = {
       leaseMs,
-      drainMs: checkMs("drainMs", options.drainMs ?? leaseMs, 0),
-      skewMs: checkMs("skewMs", options.skewMs ?? 1_000, 0),
+      drainMs,
+      marginMs: checkMs(
+        "driftMarginMs",
+        options.driftMarginMs ?? Math.ceil((leaseMs + drainMs) / 10),
+        0,
+      ),
     };
     this.#periodMs = periodMs;
     this.#storeTimeoutMs = checkMs(
@@ -230,6 +292,7 @@ export class BudgetHolder implements Coordinator {
         console.error(`apf: budget holder ${this.id} cannot reach its store:`, error);
       }
     });
+    this.#onWarning = options.onWarning ?? ((message) => console.warn(`apf: ${message}`));
     this.metrics = new FlowcontrolMetrics({ snapshot: () => this.#local.snapshot() });
     this.#local = new EmbeddedCoordinator(configuration, {
       clock: this.#clock,
@@ -297,15 +360,18 @@ export class BudgetHolder implements Coordinator {
    */
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     if (this.#refusal !== null) return Promise.reject(this.#refusal);
+    const level = this.#levels.get(request?.priorityLevel);
+    // A lease that ended without its timer having run yet (a process that was frozen): no
+    // admission on it.
+    if (level?.budget.mode === "budget" && !this.#leaseRuns(level)) this.#leaseEnded(level);
     // `closed` once the lease ended: refused at once, as the remote client does.
-    if (this.#levels.get(request?.priorityLevel)?.budget.mode === "closed") {
+    if (level?.budget.mode === "closed") {
       return Promise.resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
     }
     const decided = this.#local.begin(request, options);
     if (decided instanceof Promise) {
       // It waits on a level that has fewer seats here than its share (none yet, none since it
       // was idle, or not yet free): that level settles early rather than at the period.
-      const level = this.#levels.get(request.priorityLevel);
       const budget = level?.budget;
       if (
         budget !== undefined &&
@@ -375,11 +441,13 @@ export class BudgetHolder implements Coordinator {
       const known = this.#levels.get(pl.name);
       if (known !== undefined) {
         known.limit = limit;
+        known.maxLimit = pl.max;
         continue;
       }
       const level: LevelState = {
         name: pl.name,
         limit,
+        maxLimit: pl.max,
         budget: {
           level: pl.name,
           limit,
@@ -390,9 +458,14 @@ export class BudgetHolder implements Coordinator {
           mode: "none",
         },
         settling: null,
+        again: false,
         soon: null,
         drain: null,
         lastSettleAt: -Infinity,
+        watch: new LineWatch(),
+        leaseFrom: null,
+        lastClaim: 0,
+        lastBeat: 0,
         demand: 0,
         average: 0,
         deviation: 0,
@@ -490,7 +563,7 @@ export class BudgetHolder implements Coordinator {
    */
   #settleSoon(level: LevelState): void {
     if (this.#closed || level.soon !== null) return;
-    const wait = level.lastSettleAt + this.#periodMs / 2 - this.#wallNow();
+    const wait = level.lastSettleAt + this.#periodMs / 2 - this.#clock.now();
     level.soon = this.#clock.setTimer(Math.max(0, wait), () => {
       level.soon = null;
       if (level.settling === null) void this.#settleLevel(level);
@@ -522,36 +595,55 @@ export class BudgetHolder implements Coordinator {
 
   #settleLevel(level: LevelState): Promise<void> {
     if (this.#closed || this.#refusal !== null) return Promise.resolve();
-    level.settling ??= this.#settle(level).finally(() => level.settling = null);
+    if (level.settling !== null) return level.settling;
+    level.settling = this.#settle(level).finally(() => {
+      level.settling = null;
+      if (!level.again) return;
+      level.again = false;
+      void this.#settleLevel(level);
+    });
     return level.settling;
   }
 
   async #settle(level: LevelState): Promise<void> {
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      level.lastSettleAt = this.#wallNow();
+      const startedAt = this.#clock.now();
+      level.lastSettleAt = startedAt;
       const stored = await this.#call(this.#store.read(level.name));
-      if (stored === TIMED_OUT || this.#closed) return this.#failed(level);
+      if (stored === TIMED_OUT || this.#closed) return this.#failed(level, startedAt);
       // From here to the write's start, nothing awaits: the seats in use read now are the most
       // the level can have until the lower capacity below is applied.
       const queueSet = this.#levelSnapshot(level.name);
       const inUse = queueSet.seatsInUse;
-      const settlement = settle(stored?.ledger ?? null, {
-        id: this.id,
-        now: this.#wallNow(),
-        inUse,
-        demand: Math.max(level.demand, inUse + queueSet.seatsWaiting),
-        average: level.average,
-        deviation: level.deviation,
-        limit: level.limit,
-      }, this.#terms);
+      const settlement = settle(
+        stored,
+        {
+          id: this.id,
+          now: this.#clock.now(),
+          wallNow: this.#wallNow(),
+          inUse,
+          demand: Math.max(level.demand, inUse + queueSet.seatsWaiting),
+          average: level.average,
+          deviation: level.deviation,
+          limit: level.limit,
+          maxLimit: level.maxLimit,
+          remembered: this.#leaseRuns(level) ? level.lastClaim : null,
+          lastBeat: level.lastBeat,
+        },
+        this.#terms,
+        level.watch,
+      );
+      this.#report(level, settlement);
       level.total = settlement.total;
       if (settlement.capacity < level.budget.capacity) {
         this.#setCapacity(level, settlement.capacity);
       }
+      // The lease runs from the write's start: the others first see the line after it.
+      const from = { now: this.#clock.now(), wall: this.#wallNow() };
       const written = await this.#call(
         this.#store.write(level.name, stored?.version ?? null, settlement.ledger),
       );
-      if (written === TIMED_OUT || this.#closed) return this.#failed(level);
+      if (written === TIMED_OUT || this.#closed) return this.#failed(level, startedAt);
       if (!written) {
         // Another holder wrote first. A settle that changes something (the claim, a higher
         // capacity, the first lease) or whose lease would not last to the next round tries
@@ -559,11 +651,10 @@ export class BudgetHolder implements Coordinator {
         // then costs no operation more.
         this.#stats.conflicts++;
         const mine = stored?.ledger.holders[this.id];
-        const leaseLeft = (level.budget.leaseEndsAt ?? -Infinity) - this.#wallNow();
         if (
           mine === undefined || mine.claim !== settlement.claim ||
           settlement.capacity > level.budget.capacity ||
-          leaseLeft < 2 * this.#periodMs + this.#storeTimeoutMs
+          this.#leaseLeft(level) < 2 * this.#periodMs + this.#storeTimeoutMs
         ) {
           continue;
         }
@@ -572,14 +663,21 @@ export class BudgetHolder implements Coordinator {
       this.#stats.settles++;
       this.#failing = false;
       level.demand = 0;
-      if (this.#wallNow() >= settlement.expiresAt) return this.#leaseEnded(level);
+      level.leaseFrom = from;
+      level.lastClaim = settlement.claim;
+      level.lastBeat = settlement.beat;
+      if (!this.#leaseRuns(level)) {
+        // The store answered only after the lease it granted had ended: as good as no answer.
+        this.#storeError(new Error("the store answered after the lease had ended"));
+        return this.#applyPolicy(level);
+      }
       level.budget = {
         level: level.name,
         limit: settlement.limit,
         target: settlement.target,
         claim: settlement.claim,
         capacity: level.budget.capacity,
-        leaseEndsAt: settlement.expiresAt,
+        leaseEndsAt: from.wall + this.#terms.leaseMs,
         mode: "budget",
         holders: Object.entries(settlement.ledger.holders).map(([id, line]) => ({
           id,
@@ -599,10 +697,65 @@ export class BudgetHolder implements Coordinator {
       }
       level.leaseTimer?.cancel();
       level.leaseTimer = this.#clock.setTimer(
-        settlement.expiresAt - this.#wallNow(),
+        this.#leaseLeft(level),
         () => this.#leaseEnded(level),
       );
       return;
+    }
+  }
+
+  /** Whether the lease of the level's last write still runs, on the monotonic and the wall clock. */
+  #leaseRuns(level: LevelState): boolean {
+    return this.#leaseLeft(level) > 0;
+  }
+
+  /** Ms left of the lease of the level's last write: the lesser on either clock. */
+  #leaseLeft(level: LevelState): number {
+    const from = level.leaseFrom;
+    if (from === null) return -Infinity;
+    const lease = this.#terms.leaseMs;
+    return Math.min(
+      from.now + lease - this.#clock.now(),
+      from.wall + lease - this.#wallNow(),
+    );
+  }
+
+  /** Tells, once each, of the suspect lines and the recovery a settle found. */
+  #report(level: LevelState, settlement: Settlement): void {
+    const where = this.#store.where === undefined ? "the store" : `the store ${this.#store.where}`;
+    const window = this.#terms.leaseMs + this.#terms.drainMs + this.#terms.marginMs;
+    const warn = (message: string) => {
+      try {
+        this.#onWarning(
+          `budget holder ${this.id}: level ${JSON.stringify(level.name)}: ${message}`,
+        );
+      } catch {
+        // A reporter that throws changes nothing.
+      }
+    };
+    for (const suspect of settlement.suspects) {
+      warn(
+        `${where} holds a line no holder could write, ${
+          JSON.stringify(suspect.id)
+        }: ${suspect.reason}; it counts as a dead holder's (at most ${suspect.seats} seats for ${window} ms) and is dropped at the next write`,
+      );
+    }
+    const mark = settlement.recovery;
+    if (!settlement.newRecovery || mark === null) return;
+    if (settlement.forgotten && mark.by === this.id) {
+      warn(
+        `${where} forgot the ledger (this holder's claim of ${level.lastClaim} seats was not in it): it writes the claim back with a recovery mark, and no holder grows past the claim it remembers for ${window} ms`,
+      );
+    } else if (mark.by === this.id) {
+      warn(
+        `${where} has no ledger (a new store, or one that forgot): a recovery mark goes in, and no holder takes seats it does not remember having for ${window} ms`,
+      );
+    } else {
+      warn(
+        `the ledger in ${where} carries a recovery mark by ${
+          JSON.stringify(mark.by)
+        } (the store forgot it): this holder grows past the claim it remembers by no seat for ${window} ms`,
+      );
     }
   }
 
@@ -643,16 +796,40 @@ export class BudgetHolder implements Coordinator {
     this.close();
   }
 
-  /** A settle that failed: without a lease (none yet, or ended), the policy applies now. */
-  #failed(level: LevelState): void {
-    const endsAt = level.budget.leaseEndsAt;
-    if (endsAt === null || this.#wallNow() >= endsAt) this.#leaseEnded(level);
+  /**
+   * A settle that failed. While the lease runs, the holder keeps its seats.
+   * Once it has ended, the policy applies if the failed operation started
+   * after the end (or there was no budget); otherwise the holder tries once
+   * more first (a process that was frozen mid-operation).
+   */
+  #failed(level: LevelState, startedAt: number): void {
+    if (this.#leaseRuns(level)) return;
+    const from = level.leaseFrom;
+    if (
+      level.budget.mode === "budget" && from !== null && startedAt < from.now + this.#terms.leaseMs
+    ) {
+      level.again = true;
+      return;
+    }
+    this.#applyPolicy(level);
   }
 
+  /**
+   * The lease ended (its timer, or an acquire that found it over): no
+   * admission on the budget any more, and a settle before any policy.
+   */
   #leaseEnded(level: LevelState): void {
+    if (this.#closed || level.budget.mode !== "budget" || this.#leaseRuns(level)) return;
+    level.leaseTimer?.cancel();
+    level.leaseTimer = null;
+    this.#setCapacity(level, 0);
+    if (level.settling !== null) level.again = true;
+    else void this.#settleLevel(level);
+  }
+
+  /** The store failed to answer: the unreachable policy applies. */
+  #applyPolicy(level: LevelState): void {
     if (this.#closed) return;
-    const endsAt = level.budget.leaseEndsAt;
-    if (endsAt !== null && this.#wallNow() < endsAt) return; // renewed meanwhile
     level.leaseTimer?.cancel();
     level.leaseTimer = null;
     const capacity = this.#policy === "closed"

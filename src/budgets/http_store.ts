@@ -16,7 +16,7 @@
  */
 
 import type { Ledger } from "./ledger.ts";
-import { parseLedger } from "./ledger_schema.ts";
+import { readLedger } from "./ledger_schema.ts";
 import { type BudgetStore, type StoredLedger, StoreRefusedError } from "./store.ts";
 
 /** Options of {@linkcode HttpBudgetStore}. */
@@ -30,7 +30,8 @@ export interface HttpBudgetStoreOptions {
 /** A {@linkcode BudgetStore} at an HTTP address. */
 export class HttpBudgetStore implements BudgetStore {
   #base: string;
-  #shown: string;
+  /** Where the store is, for messages. */
+  readonly where: string;
   #token: string | null;
   #fetch: (request: Request) => Promise<Response>;
 
@@ -58,7 +59,7 @@ export class HttpBudgetStore implements BudgetStore {
       );
     }
     this.#base = parsed.href.replace(/\/+$/, "");
-    this.#shown = this.#base;
+    this.where = this.#base;
     this.#token = options.token ?? null;
     this.#fetch = options.fetch ?? ((request) => fetch(request));
   }
@@ -75,7 +76,7 @@ export class HttpBudgetStore implements BudgetStore {
     if (typeof body?.version !== "string") {
       throw new TypeError(`${this.#where(level)}: the answer has no version`);
     }
-    return { ledger: parseLedger(body.ledger, this.#where(level)), version: body.version };
+    return { ...readLedger(body.ledger), version: body.version };
   }
 
   /** Writes `ledger` if the stored version is still `expected`. */
@@ -109,12 +110,12 @@ export class HttpBudgetStore implements BudgetStore {
     if (response.ok) return;
     const text = (await response.text()).trim().slice(0, 200);
     if (response.status === 401 || response.status === 403) {
-      throw new StoreRefusedError(this.#shown, `HTTP ${response.status} ${text}`.trim());
+      throw new StoreRefusedError(this.where, `HTTP ${response.status} ${text}`.trim());
     }
     throw new Error(`${this.#where(level)}: HTTP ${response.status} ${text}`.trim());
   }
 
   #where(level: string): string {
-    return `The budget store at ${this.#shown}, level ${JSON.stringify(level)}`;
+    return `The budget store at ${this.where}, level ${JSON.stringify(level)}`;
   }
 }

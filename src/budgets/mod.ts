@@ -11,17 +11,18 @@
 export { allocateBudgets, headroom, type HolderDemand, maxMinShares } from "./allocate.ts";
 export {
   type HolderState,
-  isExpired,
   type LeaseTerms,
   type Ledger,
   type LedgerEntry,
+  type ReadLedger,
+  type RecoveryMark,
   settle,
   type Settlement,
 } from "./ledger.ts";
+export { type LedgerView, LineWatch, type SuspectLine, type WindowTerms } from "./line_watch.ts";
 export { type BudgetStore, type StoredLedger, StoreRefusedError } from "./store.ts";
 export { MemoryBudgetStore } from "./memory_store.ts";
 export { BudgetHolder, type BudgetHolderOptions, type LevelBudget } from "./holder.ts";
 export { HttpBudgetStore, type HttpBudgetStoreOptions } from "./http_store.ts";
 export { budgetStoreHandler, type BudgetStoreHandlerOptions } from "./http_store_handler.ts";
-export { RecoveringStore, RECOVERY_HOLDER } from "./recovering_store.ts";
-export { parseLedger } from "./ledger_schema.ts";
+export { MAX_TERM_MS, parseLedger, readLedger } from "./ledger_schema.ts";

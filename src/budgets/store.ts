@@ -9,18 +9,30 @@
  */
 
 import type { Ledger } from "./ledger.ts";
+import type { SuspectLine } from "./line_watch.ts";
 
-/** A ledger as stored, with the version to write over. */
+/**
+ * A ledger as stored, with the version to write over: its valid lines, and
+ * those that are not (`readLedger` of `ledger_schema.ts` parses it so).
+ */
 export interface StoredLedger {
-  /** The ledger. */
+  /** The valid lines. */
   ledger: Ledger;
+  /** The lines that are not (malformed), by id. */
+  suspects?: readonly SuspectLine[];
   /** The engine's version of it (opaque). */
   version: string;
 }
 
 /** A store of budget ledgers, one per priority level. */
 export interface BudgetStore {
-  /** The level's ledger and its version, or `null` when it has none yet. */
+  /** Where the store is, for messages (never with a credential). */
+  readonly where?: string;
+  /**
+   * The level's ledger and its version, or `null` when it has none yet. A
+   * stored value that is not a ledger, or lines that are not, are suspects
+   * (`readLedger`), not errors: a bad line must not stop the level.
+   */
   read(level: string): Promise<StoredLedger | null>;
   /**
    * Writes `ledger` when the stored version is still `expected` (`null`: the

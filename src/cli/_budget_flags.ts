@@ -105,7 +105,7 @@ export async function budgetStoreAt(
       throw new TypeError("Deno KV needs --unstable-kv (deno run --unstable-kv ...)");
     }
     const kv = await Deno.openKv(path === "" ? undefined : path);
-    return { store: new KvBudgetStore(kv), close: () => kv.close() };
+    return { store: new KvBudgetStore(kv, { where: coordinator }), close: () => kv.close() };
   }
   const url = new URL(coordinator);
   if (url.protocol === "redis:" || url.protocol === "rediss:") {

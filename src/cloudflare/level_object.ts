@@ -19,7 +19,7 @@ import { MAX_BATCH } from "../protocol/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import type { StoredLedger } from "../budgets/store.ts";
-import { parseLedger } from "../budgets/ledger_schema.ts";
+import { parseLedger, readLedger } from "../budgets/ledger_schema.ts";
 import type { ClientConnection } from "../server/seat_server.ts";
 import type { SessionAdmission } from "../server/sessions.ts";
 import {
@@ -224,10 +224,7 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
   async readLedger(): Promise<StoredLedger | null> {
     const stored = await this.ctx.storage.get<{ ledger: unknown; version: number }>(LEDGER_KEY);
     if (stored === undefined) return null;
-    return {
-      ledger: parseLedger(stored.ledger, "The level object's ledger"),
-      version: String(stored.version),
-    };
+    return { ...readLedger(stored.ledger), version: String(stored.version) };
   }
 
   /**

@@ -28,7 +28,6 @@ import { adminRouter } from "../observe/admin_router.ts";
 import { bearerTokenCheck } from "../observe/bearer_token.ts";
 import { budgetStoreHandler } from "../budgets/http_store_handler.ts";
 import { MemoryBudgetStore } from "../budgets/memory_store.ts";
-import { RecoveringStore } from "../budgets/recovering_store.ts";
 import type { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
 import type { ListenAddress } from "./gateway_types.ts";
 import { checkLimits, type ConnectionLimits } from "./_limits.ts";
@@ -85,12 +84,6 @@ export interface CoordinatorServerOptions extends ConnectionLimits {
    * 10,000).
    */
   helloTimeoutMs?: number;
-  /**
-   * How long after start the budget ledgers (`/budgets/`) hold a placeholder
-   * claim on every seat, so that holders first report the seats they still
-   * use after a restart of this server, in ms (default 3,000).
-   */
-  budgetGraceMs?: number;
   /** Reads the configuration again, for `reload()` without arguments (SIGHUP, `POST /reload`). */
   load?: () => Promise<FlowControlConfiguration>;
   /**
@@ -239,19 +232,8 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
 
   const sockets = new Set<WebSocket>();
   // Seat budgets: holders read and write their ledgers here over HTTP (`src/budgets/http_store.ts`).
-  const budgetGraceMs = options.budgetGraceMs ?? 3_000;
-  checkNumber(
-    budgetGraceMs,
-    (ms) => ms >= 0 && ms < Infinity,
-    () =>
-      `Cannot serve the coordinator: budgetGraceMs must be a number >= 0, got ${
-        String(budgetGraceMs)
-      }`,
-  );
-  const budgets = budgetStoreHandler(
-    new RecoveringStore(new MemoryBudgetStore(), clock, budgetGraceMs),
-    { authorize },
-  );
+  // Restarted, this store is empty: the holders then recover (`src/budgets/ledger.ts`).
+  const budgets = budgetStoreHandler(new MemoryBudgetStore(), { authorize });
   const handler = (req: Request): Response | Promise<Response> => {
     const budget = budgets(req);
     if (budget !== null) return budget;

@@ -7,9 +7,8 @@
  * version only the first write lands.
  *
  * A value that is not a ledger (written by something else under the
- * prefix) makes the read reject with a message naming the key and the
- * field (`parseLedger`): the holder counts it as a store failure, as for
- * an outage.
+ * prefix), or lines that are not, read as suspects (`readLedger`): the
+ * holders report them and write over them.
  *
  * A local KV file shared by several handles (processes, or `Deno.openKv`
  * called more than once) is one SQLite database: a commit that meets
@@ -26,7 +25,7 @@
  */
 
 import type { Ledger } from "../budgets/ledger.ts";
-import { parseLedger } from "../budgets/ledger_schema.ts";
+import { readLedger } from "../budgets/ledger_schema.ts";
 import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 
@@ -34,6 +33,8 @@ import { systemClock } from "../fairqueuing/clock.ts";
 export interface KvBudgetStoreOptions {
   /** The key prefix the ledgers live under, one entry per level (default `["apf", "budgets"]`). */
   prefix?: Deno.KvKey;
+  /** Where the KV is, for messages (default `Deno KV`; the CLI gives `kv:PATH`). */
+  where?: string;
 }
 
 const DEFAULT_PREFIX: Deno.KvKey = ["apf", "budgets"];
@@ -62,6 +63,8 @@ const BUSY_MAX_DELAY_MS = 15;
  * ```
  */
 export class KvBudgetStore implements BudgetStore {
+  /** Where the KV is, for messages. */
+  readonly where: string;
   #kv: Deno.Kv;
   #prefix: Deno.KvKey;
 
@@ -89,19 +92,15 @@ export class KvBudgetStore implements BudgetStore {
     }
     this.#kv = kv;
     this.#prefix = [...prefix];
+    this.where = typeof options.where === "string" ? options.where : "Deno KV";
   }
 
-  /**
-   * The level's ledger and its version (the entry's versionstamp), or `null`.
-   *
-   * @throws {TypeError} (rejects) when the entry is not a ledger, naming its key and the field.
-   */
+  /** The level's ledger and its version (the entry's versionstamp), or `null`. */
   async read(level: string): Promise<StoredLedger | null> {
     const key = [...this.#prefix, level];
     const entry = await retryingBusy(() => this.#kv.get(key));
     if (entry.versionstamp === null) return null;
-    const ledger = parseLedger(entry.value, `Deno KV key ${showKey(key)}`);
-    return { ledger, version: entry.versionstamp };
+    return { ...readLedger(entry.value), version: entry.versionstamp };
   }
 
   /** Writes `ledger` when the entry's versionstamp is still `expected` (an atomic check and set). */
@@ -136,8 +135,4 @@ async function retryingBusy<T>(operation: () => Promise<T>): Promise<T> {
 function isKeyPart(part: unknown): part is Deno.KvKeyPart {
   return ["string", "number", "bigint", "boolean"].includes(typeof part) ||
     part instanceof Uint8Array;
-}
-
-function showKey(key: Deno.KvKey): string {
-  return `[${key.map((p) => typeof p === "string" ? JSON.stringify(p) : String(p)).join(", ")}]`;
 }

@@ -10,7 +10,9 @@
  * over a ledger it never saw.
  *
  * The connection (`_connection.ts`) fails fast while the server cannot be
- * reached, and turns a refused credential into a `StoreRefusedError`.
+ * reached, and turns a refused credential into a `StoreRefusedError`. A
+ * key whose ledger is not JSON, or not a ledger, reads as one with suspect
+ * lines (`readLedger`): the holders report it and write over it.
  *
  * @module
  */
@@ -21,8 +23,8 @@ import { checkOptionNames } from "../_shared/options.ts";
 import { show } from "../_shared/show.ts";
 import type { Ledger } from "../budgets/ledger.ts";
 import type { BudgetStore, StoredLedger } from "../budgets/store.ts";
-import { type RedisClient, RedisConnection, RedisStoreError } from "./_connection.ts";
-import { ledgerProblem, parseLedger } from "./_ledger_json.ts";
+import { parseLedger, readLedger } from "../budgets/ledger_schema.ts";
+import { type RedisClient, RedisConnection } from "./_connection.ts";
 import { parseRedisUrl } from "./_redis_url.ts";
 
 /** Options of {@linkcode RedisBudgetStore}. */
@@ -127,15 +129,15 @@ export class RedisBudgetStore implements BudgetStore, AsyncDisposable {
   read(level: string): Promise<StoredLedger | null> {
     return this.#run("read", level, async (client, key) => {
       const [version, ledger] = await client.hmGet(key, ["version", "ledger"]);
-      if (version == null && ledger == null) return null;
-      if (typeof version !== "string" || version === "" || typeof ledger !== "string") {
-        throw this.#malformed(key, "it has a version without a ledger, or a ledger without one");
-      }
+      // No version: nothing to write over (the write script compares with none).
+      if (typeof version !== "string" || version === "") return null;
+      let value: unknown = null;
       try {
-        return { ledger: parseLedger(ledger), version };
-      } catch (error) {
-        throw this.#malformed(key, `its ledger is not one: ${(error as Error).message}`);
+        value = JSON.parse(ledger ?? "null");
+      } catch {
+        // Not JSON: read as no ledger at all, a suspect the holder reports.
       }
+      return { ...readLedger(value), version };
     });
   }
 
@@ -150,11 +152,10 @@ export class RedisBudgetStore implements BudgetStore, AsyncDisposable {
         ),
       );
     }
-    const problem = ledgerProblem(ledger);
-    if (problem !== null) {
-      return Promise.reject(
-        new TypeError(`Cannot write the budget ledger of ${show(level)}: ${problem}`),
-      );
+    try {
+      parseLedger(ledger, `Cannot write the budget ledger of ${show(level)}`);
+    } catch (error) {
+      return Promise.reject(error);
     }
     const json = JSON.stringify(ledger);
     return this.#run("write", level, async (client, key) => {
@@ -200,12 +201,6 @@ export class RedisBudgetStore implements BudgetStore, AsyncDisposable {
     return this.#connection.run(
       `${what} the budget ledger of ${JSON.stringify(level)}`,
       (client) => operation(client, key),
-    );
-  }
-
-  #malformed(key: string, why: string): RedisStoreError {
-    return new RedisStoreError(
-      `The key ${JSON.stringify(key)} at ${this.where} holds no valid budget ledger: ${why}`,
     );
   }
 }

@@ -129,7 +129,7 @@ function budgetDeciders(
       periodMs: holders.periodMs,
       leaseMs: holders.leaseMs,
       drainMs: holders.drainMs,
-      skewMs: holders.skewMs,
+      driftMarginMs: holders.driftMarginMs,
       storeTimeoutMs: Math.max(holders.periodMs, 4 * holders.storeLatencyMs),
       random: seededRandom(i + 1), // the periods' jitter, the same in every run
     }));

@@ -116,7 +116,7 @@ function holders(value: unknown, path: string): HoldersScenario {
     "periodMs",
     "leaseMs",
     "drainMs",
-    "skewMs",
+    "driftMarginMs",
     "storeLatencyMs",
   ]);
   const periodMs = field(v, path, "periodMs", 1_000, positive);
@@ -129,7 +129,7 @@ function holders(value: unknown, path: string): HoldersScenario {
     periodMs,
     leaseMs,
     drainMs: field(v, path, "drainMs", leaseMs, finite(0)),
-    skewMs: field(v, path, "skewMs", 0, finite(0)),
+    driftMarginMs: field(v, path, "driftMarginMs", 0, finite(0)),
     storeLatencyMs: field(v, path, "storeLatencyMs", 0, finite(0)),
   };
 }

@@ -56,8 +56,8 @@ export interface HoldersScenario {
   leaseMs: number;
   /** How long a claim counts after its lease, in ms. */
   drainMs: number;
-  /** The clock-skew bound, in ms (the simulated clocks agree). */
-  skewMs: number;
+  /** The drift margin added to each line's window, in ms (the simulated clocks agree). */
+  driftMarginMs: number;
   /** How long each store operation takes, in ms. */
   storeLatencyMs: number;
 }

@@ -19,7 +19,17 @@ export interface StoreHarness {
 }
 
 const ledger = (claim: number, id = "h1"): Ledger => ({
-  holders: { [id]: { claim, demand: claim, limit: 10, expiresAt: 1_700_000_000_000 + claim } },
+  holders: {
+    [id]: {
+      claim,
+      demand: claim,
+      limit: 10,
+      beat: 1,
+      leaseMs: 5_000,
+      drainMs: 5_000,
+      expiresAt: 1_700_000_000_000 + claim,
+    },
+  },
 });
 
 /**
@@ -90,7 +100,15 @@ export function budgetStoreConformance(
       holders: Object.fromEntries(
         Array.from({ length: 50 }, (_, i) => [
           `holder-${i}-${crypto.randomUUID()}`,
-          { claim: i, demand: i * 2.5, limit: 600, expiresAt: 1_764_000_000_000.5 + i },
+          {
+            claim: i,
+            demand: i * 2.5,
+            limit: 600,
+            beat: 1,
+            leaseMs: 5_000,
+            drainMs: 5_000,
+            expiresAt: 1_764_000_000_000.5 + i,
+          },
         ]),
       ),
     };

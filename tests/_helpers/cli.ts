@@ -71,36 +71,58 @@ export async function runOnDeno(
 /** The CLI's entry point, as the tasks run it. */
 export const APF_MAIN: string = new URL("../../src/cli/main.ts", import.meta.url).pathname;
 
-/** The permissions of the `apf` and `start` tasks but the network. */
-export const TASK_PERMISSIONS: readonly string[] = [
-  "--allow-read",
-  "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-];
+/**
+ * The flags of `deno.json`'s task `name` (`root`'s, by default this
+ * repository's): the words between `deno run` and `src/cli/main.ts`. The
+ * CLI tests start `apf` with these, never with flags of their own.
+ *
+ * @throws {Error} when the task is not of that shape.
+ */
+export function taskPermissions(name: "apf" | "start", root?: string): string[] {
+  const file = root === undefined
+    ? new URL("../../deno.json", import.meta.url)
+    : `${root}/deno.json`;
+  const command: unknown = JSON.parse(Deno.readTextFileSync(file))?.tasks?.[name];
+  if (typeof command !== "string") throw new Error(`deno.json has no task ${name}`);
+  const words = command.trim().split(/\s+/);
+  const main = words.indexOf("src/cli/main.ts");
+  if (words[0] !== "deno" || words[1] !== "run" || main < 2) {
+    throw new Error(`task ${name} is not "deno run <flags> src/cli/main.ts": ${command}`);
+  }
+  return words.slice(2, main);
+}
 
-/** The task permissions with the network on loopback only, as the tests grant. */
-export const LOOPBACK_PERMISSIONS: readonly string[] = [
-  "--allow-net=127.0.0.1",
-  ...TASK_PERMISSIONS,
-];
+/** The `apf` task's flags, as `deno task apf` runs the CLI. */
+export const APF_TASK_PERMISSIONS: readonly string[] = taskPermissions("apf");
+
+/** The `start` task's flags, as `deno task start` runs the demo. */
+export const START_TASK_PERMISSIONS: readonly string[] = taskPermissions("start");
 
 /** Options of {@linkcode apfCommand}. */
 export interface ApfCommandOptions {
-  /** Deno permission flags (default {@linkcode LOOPBACK_PERMISSIONS}). */
+  /** Deno permission flags (default {@linkcode APF_TASK_PERMISSIONS}). */
   permissions?: readonly string[];
   /** Environment variables besides `NO_COLOR=1`. */
   env?: Record<string, string>;
   /** Standard input (default `"null"`); stdout and stderr are piped. */
   stdin?: "piped" | "null";
+  /**
+   * Another checkout to run `apf` from, in its directory (default: this
+   * one), for measuring one version against another.
+   */
+  root?: string;
 }
 
 /** `deno run --quiet <permissions> src/cli/main.ts <args>`, not started yet. */
 export function apfCommand(args: readonly string[], options: ApfCommandOptions = {}): Deno.Command {
+  const main = options.root === undefined ? APF_MAIN : `${options.root}/src/cli/main.ts`;
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...(options.permissions ?? LOOPBACK_PERMISSIONS), APF_MAIN, ...args],
+    args: ["run", "--quiet", ...(options.permissions ?? APF_TASK_PERMISSIONS), main, ...args],
     stdin: options.stdin ?? "null",
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1", ...options.env },
+    ...(options.root !== undefined && { cwd: options.root }),
   });
 }
 
@@ -126,8 +148,8 @@ export interface ApfProcess extends AsyncDisposable {
 }
 
 /**
- * Spawns `apf <args>` with the permissions of its tasks (loopback network
- * only), or `options.permissions`. Disposing it kills the process if it
+ * Spawns `apf <args>` with the `apf` task's permissions, or
+ * `options.permissions` (another task's). Disposing it kills the process if it
  * still runs and waits for it.
  */
 export function spawnApf(args: readonly string[], options: ApfCommandOptions = {}): ApfProcess {

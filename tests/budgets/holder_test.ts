@@ -6,123 +6,26 @@
  */
 
 import assert from "node:assert/strict";
-import { BudgetHolder, type BudgetHolderOptions } from "../../src/budgets/holder.ts";
-import type { Ledger } from "../../src/budgets/ledger.ts";
+import { BudgetHolder } from "../../src/budgets/holder.ts";
 import { MemoryBudgetStore } from "../../src/budgets/memory_store.ts";
-import { RecoveringStore, RECOVERY_HOLDER } from "../../src/budgets/recovering_store.ts";
-import { type BudgetStore, type StoredLedger, StoreRefusedError } from "../../src/budgets/store.ts";
-import type { Admission, SeatRequest } from "../../src/coordinator/types.ts";
-import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { StoreRefusedError } from "../../src/budgets/store.ts";
+import type { Admission } from "../../src/coordinator/types.ts";
 import { dumpPriorityLevels } from "../../src/observe/dumps.ts";
 import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
 import { settle } from "../_helpers/settle.ts";
-
-/** A limited level, `work`, of 4 seats (as many shares as the mandatory `catch-all`), queuing. */
-const CONFIG = configOf(8, [
-  exempt(),
-  limited("work", { shares: 5, queuing: { queues: 8, handSize: 2, queueLengthLimit: 50 } }),
-]);
-const LIMIT = 4;
-assert.equal(CONFIG.priorityLevels.find((l) => l.name === "work")!.nominal, LIMIT);
-
-/** A memory store that can be taken down, made to refuse, and counted. */
-class TestStore implements BudgetStore {
-  readonly memory = new MemoryBudgetStore();
-  down = false;
-  refuse = false;
-  /** Writes to refuse as if another holder had written first. */
-  conflicts = 0;
-  reads = 0;
-  writes = 0;
-
-  read(level: string): Promise<StoredLedger | null> {
-    this.reads++;
-    return this.#gate(() => this.memory.peek(level));
-  }
-
-  write(level: string, expected: string | null, ledger: Ledger): Promise<boolean> {
-    this.writes++;
-    if (this.conflicts > 0) {
-      this.conflicts--;
-      return Promise.resolve(false);
-    }
-    return this.#gate(() => this.memory.writeNow(level, expected, ledger));
-  }
-
-  #gate<T>(answer: () => T): Promise<T> {
-    if (this.refuse) return Promise.reject(new StoreRefusedError("memory", "WRONGPASS"));
-    if (this.down) return Promise.reject(new Error("connection refused"));
-    return Promise.resolve(answer());
-  }
-}
-
-let flow = 0;
-const request = (extra: Partial<SeatRequest> = {}): SeatRequest => ({
-  priorityLevel: "work",
-  flowSchema: "fs",
-  flowHash: { hi: 0, lo: flow++ },
-  waitLimitMs: 10_000,
-  ...extra,
-});
-
-interface Setup {
-  clock: FakeEventClock;
-  store: TestStore;
-  holders: BudgetHolder[];
-  errors: unknown[];
-}
-
-function setup(count: number, options: Partial<BudgetHolderOptions> = {}): Setup {
-  const clock = new FakeEventClock(1_700_000_000_000);
-  const store = new TestStore();
-  const errors: unknown[] = [];
-  const holders = Array.from({ length: count }, (_, i) =>
-    new BudgetHolder(CONFIG, {
-      store,
-      clock,
-      id: `h${i}`,
-      periodMs: 1_000,
-      leaseMs: 3_000,
-      drainMs: 1_000,
-      skewMs: 100,
-      random: () => 0, // periods of exactly 1 s: no jitter
-      onStoreError: (e) => errors.push(e),
-      ...options,
-    }));
-  return { clock, store, holders, errors };
-}
-
-function done(s: Setup): void {
-  for (const h of s.holders) h.close();
-  assert.equal(s.clock.pendingTimers, 0, "no timer left behind");
-}
-
-/** Advances the fake clock by `ms` in steps of 10 ms, letting promises run between. */
-async function run(s: Setup, ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 10) {
-    s.clock.advance(10);
-    await settle(20);
-  }
-}
-
-/** The admission's outcome so far, or `"pending"`. */
-function track(p: Promise<Admission>): { outcome: Admission | "pending" } {
-  const t: { outcome: Admission | "pending" } = { outcome: "pending" };
-  p.then((a) => t.outcome = a);
-  return t;
-}
-
-/** Releases the seat of a tracked admission, if it got one. */
-function release(t: { outcome: Admission | "pending" }): void {
-  const o = t.outcome;
-  if (o !== "pending" && o.admitted) o.seat.release();
-}
-
-const inUse = (s: Setup) =>
-  s.holders.reduce(
-    (sum, h) => sum + h.snapshot().levels.find((l) => l.name === "work")!.queueSet.seatsInUse,
-    0,
-  );
+import {
+  CONFIG,
+  done,
+  inUse,
+  LIMIT,
+  release,
+  request,
+  run,
+  setup,
+  steadyLoad,
+  track,
+  WINDOW_MS,
+} from "./_holders.ts";
 
 Deno.test("holder: no seat before its first settle; a waiting request gets its seats within a period", async () => {
   const s = setup(1);
@@ -131,7 +34,8 @@ Deno.test("holder: no seat before its first settle; a waiting request gets its s
   await s.holders[0]!.ready();
   // The first settle ran with no demand: nothing claimed; the waiting request settles again.
   await run(s, 1_000);
-  assert.ok(a.outcome !== "pending" && a.outcome.admitted, "admitted within a period");
+  const outcome = a.outcome as Admission | "pending";
+  assert.ok(outcome !== "pending" && outcome.admitted, "admitted within a period");
   const [budget] = s.holders[0]!.budgets();
   assert.equal(budget!.mode, "budget");
   assert.ok(budget!.capacity >= 1);
@@ -147,41 +51,6 @@ Deno.test("holder: the exempt level has no budget and admits at once", async () 
   a.seat.release();
   done(s);
 });
-
-/**
- * Keeps `backlog` requests of `holder` in flight (waiting or running); each runs for `workMs`
- * once admitted. Returns a stepper for the test's loop and a stopper.
- */
-function steadyLoad(s: Setup, holder: BudgetHolder, backlog: number, workMs: number) {
-  const running: { seat: { release(): boolean }; until: number }[] = [];
-  let inFlight = 0, stopped = false;
-  const top = () => {
-    while (inFlight < backlog) {
-      inFlight++;
-      void holder.acquire(request()).then((a) => {
-        if (a.admitted && stopped) a.seat.release(); // admitted after stop(): nobody works
-        else if (a.admitted) running.push({ seat: a.seat, until: s.clock.now() + workMs });
-        else inFlight--;
-      });
-    }
-  };
-  return {
-    step() {
-      for (let i = running.length - 1; i >= 0; i--) {
-        if (running[i]!.until <= s.clock.now()) {
-          running.splice(i, 1)[0]!.seat.release();
-          inFlight--;
-        }
-      }
-      top();
-    },
-    stop() {
-      backlog = 0;
-      stopped = true;
-      for (const r of running.splice(0)) r.seat.release();
-    },
-  };
-}
 
 Deno.test("holders: two floods share the level equally, and never exceed it together", async () => {
   const s = setup(2);
@@ -228,7 +97,7 @@ Deno.test("holders: seats move to a new holder only once the first has drained t
   const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
   const held: Admission[] = [];
   for (let i = 0; i < LIMIT; i++) void a.acquire(request()).then((x) => held.push(x));
-  await run(s, 2_000);
+  await run(s, WINDOW_MS + 1_000);
   assert.equal(a.budgets()[0]!.capacity, LIMIT, "a alone takes the level");
   assert.equal(held.length, LIMIT);
   // b wants seats: its share is 2, but a holds all 4 seats.
@@ -257,7 +126,7 @@ Deno.test("holder: the store down, it keeps its seats until its lease ends, then
     const s = setup(1, { policy, fallbackFraction: 0.5 });
     const h = s.holders[0]!;
     const first = track(h.acquire(request()));
-    await run(s, 1_500);
+    await run(s, WINDOW_MS + 1_000);
     assert.ok(first.outcome !== "pending" && first.outcome.admitted);
     const leaseEnds = h.budgets()[0]!.leaseEndsAt!;
     s.store.down = true;
@@ -308,7 +177,7 @@ Deno.test("holder: a refused credential rejects ready() and every acquire; no po
 Deno.test("holder: at steady state, one read and one write per level per period, whatever the load", async () => {
   const s = setup(1);
   const h = s.holders[0]!;
-  await run(s, 2_000);
+  await run(s, WINDOW_MS + 1_000);
   const outcomes: { outcome: Admission | "pending" }[] = [];
   // A steady load: 50 requests every 100 ms, each released 50 ms later.
   const before = { reads: s.store.reads, writes: s.store.writes };
@@ -346,51 +215,35 @@ Deno.test("holder: options are checked", () => {
   assert.throws(() => new BudgetHolder(CONFIG, { store, fallbackFraction: 2 }), RangeError);
 });
 
-Deno.test("holders after their store restarted empty: they first claim what they still use", async () => {
-  const s = setup(2);
-  const a = s.holders[0]!;
+Deno.test("holders after their store forgot: the claims come back first, and nobody grows for a window", async () => {
+  const warnings: string[] = [];
+  const s = setup(2, { onWarning: (m) => warnings.push(m) });
+  const [a, b] = s.holders as [BudgetHolder, BudgetHolder];
+  await run(s, WINDOW_MS + 1_000); // past the first window: both hold budgets
   const held: Admission[] = [];
   for (let i = 0; i < LIMIT; i++) void a.acquire(request()).then((x) => held.push(x));
-  await run(s, 2_000);
-  assert.equal(held.length, LIMIT, "a holds every seat");
-  for (const h of s.holders) h.close();
-  // The store restarts empty, with a grace of 2 s; new holders take over the same ledger.
-  const store = new RecoveringStore(new MemoryBudgetStore(), s.clock, 2_000);
-  const a2 = new BudgetHolder(CONFIG, {
-    store,
-    clock: s.clock,
-    id: "a",
-    periodMs: 1_000,
-    leaseMs: 3_000,
-    drainMs: 1_000,
-    skewMs: 100,
-    random: () => 0,
-  });
-  const b2 = new BudgetHolder(CONFIG, {
-    store,
-    clock: s.clock,
-    id: "b",
-    periodMs: 1_000,
-    leaseMs: 3_000,
-    drainMs: 1_000,
-    skewMs: 100,
-    random: () => 0,
-  });
-  const waiting = track(b2.acquire(request()));
   await run(s, 1_500);
-  assert.equal(waiting.outcome, "pending", "b gets nothing during the grace");
-  const ledger = (await store.read("work"))!.ledger;
-  assert.ok(ledger.holders[RECOVERY_HOLDER] !== undefined, "the placeholder claims every seat");
-  // After the grace (2 s) plus drain (1 s) and skew, the placeholder goes: b gets its seat at
-  // its first settle after 3.1 s.
-  await run(s, 2_600);
-  const outcome = waiting.outcome as Admission | "pending";
-  assert.ok(outcome !== "pending" && outcome.admitted, "b served after the grace");
-  release(waiting);
+  assert.equal(held.length, LIMIT, "a holds every seat");
+  warnings.length = 0;
+  s.store.memory.forget(); // restarted without its data, while a's lease runs
+  const waiting = track(b.acquire(request()));
+  await run(s, 3_900);
+  assert.equal(waiting.outcome, "pending", "b takes no seat a may still use");
+  assert.ok(inUse(s) <= LIMIT);
+  const ledger = s.store.memory.peek("work")!.ledger;
+  assert.equal(ledger.holders.h0?.claim, LIMIT, "a wrote its claim back");
+  assert.notEqual(ledger.recovery, undefined, "under a recovery mark");
+  assert.ok(
+    warnings.some((w) => /forgot the ledger|no ledger/.test(w)),
+    `the recovery is reported: ${warnings.join("; ")}`,
+  );
+  // a's requests end; once b has known the mark for its window, b gets its seat.
   for (const x of held) if (x.admitted) x.seat.release();
-  a2.close();
-  b2.close();
-  assert.equal(s.clock.pendingTimers, 0);
+  await run(s, 1_500);
+  const outcome = waiting.outcome as Admission | "pending";
+  assert.ok(outcome !== "pending" && outcome.admitted, "b served after the window");
+  release(waiting);
+  done(s);
 });
 
 Deno.test("holder: its dumps show each level's share beside the level's limit; its metrics too", async () => {

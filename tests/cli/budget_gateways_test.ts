@@ -22,12 +22,7 @@ function coordinatorAt(port: number): ApfProcess {
   return spawnApf(["coordinator", "--listen", `127.0.0.1:${port}`]);
 }
 
-function gateway(
-  upstream: string,
-  coordinator: string,
-  policy: string,
-  permissions?: readonly string[],
-): ApfProcess {
+function gateway(upstream: string, coordinator: string, policy: string): ApfProcess {
   return spawnApf([
     "serve",
     "--upstream",
@@ -49,7 +44,7 @@ function gateway(
     "500ms",
     "--coordinator-policy",
     policy,
-  ], permissions === undefined ? {} : { permissions });
+  ]);
 }
 
 async function get(base: string, path: string, user: string) {
@@ -63,8 +58,6 @@ async function get(base: string, path: string, user: string) {
 interface SharedStore {
   address: string;
   graceMs: number;
-  /** The gateways' permissions (default: the apf task's, on loopback). */
-  permissions?: readonly string[];
   /** Stops the store and starts it again, or `null` for one that cannot be stopped (a file). */
   stop: (() => Promise<void>) | null;
   start(): Promise<void>;
@@ -107,13 +100,6 @@ async function kvStore(): Promise<SharedStore> {
   return {
     address: `kv:${dir}/ledgers.sqlite`,
     graceMs: 0,
-    permissions: [
-      "--unstable-kv",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      `--allow-write=${dir}`,
-      "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD",
-    ],
     stop: null,
     start: async () => {},
     close: () => Deno.remove(dir, { recursive: true }),
@@ -127,7 +113,7 @@ async function threeGateways(makeStore: () => Promise<SharedStore>): Promise<voi
   try {
     const at = store.address;
     for (const policy of ["local", "closed", "closed"]) {
-      gateways.push(gateway(upstream.url, at, policy, store.permissions));
+      gateways.push(gateway(upstream.url, at, policy));
     }
     const [a, b, c] = await Promise.all(gateways.map(async (g) => {
       await readUntil(g.stdout, /deciding on seat budgets/, g.seen);

@@ -10,7 +10,7 @@ import {
 import { DEMO_USAGE, demoConfiguration } from "../../src/cli/demo.ts";
 import { runCli } from "../../src/cli/run.ts";
 import type { LiveFrame } from "../../src/observe/live_view.ts";
-import { apfOutput, memoryIO, run } from "../_helpers/cli.ts";
+import { apfOutput, memoryIO, run, START_TASK_PERMISSIONS } from "../_helpers/cli.ts";
 
 function flow(user: string, latencies: number[], rejected = 0): FlowStats {
   return {
@@ -119,7 +119,9 @@ Deno.test("apf demo in-process: ends by itself, closes everything, shows the gai
 });
 
 Deno.test("deno task start's demo as a subprocess with piped stdout: plain text, summary, exit 0", async () => {
-  const { code, stdout, stderr } = await apfOutput(["demo", "--duration", "2s"]);
+  const { code, stdout, stderr } = await apfOutput(["demo", "--duration", "2s"], {
+    permissions: START_TASK_PERMISSIONS,
+  });
   assert.equal(stderr, "");
   assert.equal(code, 0);
   assert.ok(!stdout.includes("\x1b"), "no escape codes when stdout is not a terminal");

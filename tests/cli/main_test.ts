@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { apfCommand, apfOutput, TASK_PERMISSIONS } from "../_helpers/cli.ts";
+import {
+  APF_TASK_PERMISSIONS,
+  apfCommand,
+  apfOutput,
+  START_TASK_PERMISSIONS,
+} from "../_helpers/cli.ts";
 
 /** Runs apf to its end with exactly `permissions`. */
 function apf(permissions: readonly string[], ...args: string[]) {
@@ -10,15 +15,19 @@ Deno.test("the apf, start and test tasks grant exactly these permissions", async
   const config = JSON.parse(
     await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
   );
-  // `apf serve` listens where it is told and proxies to any host (and may keep its budgets in a
-  // Deno KV file: --unstable-kv); the demo stays on loopback.
-  const net = { apf: "--unstable-kv --allow-net", start: "--allow-net=127.0.0.1" };
-  for (const [task, allowNet] of Object.entries(net)) {
-    assert.match(
-      config.tasks[task],
-      new RegExp(`^deno run ${[allowNet, ...TASK_PERMISSIONS].join(" ")} src/cli/main\\.ts`),
-    );
-  }
+  // `apf serve` listens where it is told and proxies to any host, and may keep its budgets in a
+  // Deno KV file it opens and writes (kv:PATH: --unstable-kv, --allow-write); the demo stays on
+  // loopback and writes nothing.
+  const env = "--allow-env=LOG_TOKENS,LOG_STREAM,INIT_CWD";
+  assert.deepEqual(APF_TASK_PERMISSIONS, [
+    "--unstable-kv",
+    "--allow-net",
+    "--allow-read",
+    "--allow-write",
+    env,
+  ]);
+  assert.deepEqual(START_TASK_PERMISSIONS, ["--allow-net=127.0.0.1", "--allow-read", env]);
+  assert.match(config.tasks.apf, / src\/cli\/main\.ts$/);
   assert.match(config.tasks.start, / src\/cli\/main\.ts demo$/);
   assert.match(config.tasks.test, /--allow-net=127\.0\.0\.1 /);
   // The tests start workerd through Miniflare (tests/cloudflare/_miniflare.ts), which lists the
@@ -29,7 +38,7 @@ Deno.test("the apf, start and test tasks grant exactly these permissions", async
 
 /** Spawns apf with piped stdio; the caller writes stdin and reads stdout. */
 function spawn(args: string[], env: Record<string, string> = {}) {
-  return apfCommand(args, { permissions: TASK_PERMISSIONS, env, stdin: "piped" }).spawn();
+  return apfCommand(args, { permissions: APF_TASK_PERMISSIONS, env, stdin: "piped" }).spawn();
 }
 
 Deno.test("a closed stdout ends apf quietly with status 0", async () => {
@@ -81,13 +90,13 @@ Deno.test("relative paths are the caller's: INIT_CWD, as set by deno task", asyn
 Deno.test("the apf process exits 0, 1 and 2 as documented", async () => {
   const good = new URL("../../examples/apf.yaml", import.meta.url).pathname;
   const bad = new URL("./fixtures/configmap.yaml", import.meta.url).pathname;
-  const ok = await apf(TASK_PERMISSIONS, "validate", good);
+  const ok = await apf(APF_TASK_PERMISSIONS, "validate", good);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stdout, "valid: 1 file, 1 FlowSchemas, 1 PriorityLevelConfigurations\n");
-  const invalid = await apf(TASK_PERMISSIONS, "validate", bad);
+  const invalid = await apf(APF_TASK_PERMISSIONS, "validate", bad);
   assert.equal(invalid.code, 1);
   assert.match(invalid.stdout, /configmap\.yaml: document 1, line 1: unsupported kind "ConfigMap"/);
-  const unreadable = await apf(TASK_PERMISSIONS, "validate", `${bad}.missing`);
+  const unreadable = await apf(APF_TASK_PERMISSIONS, "validate", `${bad}.missing`);
   assert.equal(unreadable.code, 2);
   assert.match(unreadable.stderr, /^cannot read .*configmap\.yaml\.missing: /);
   // Without env permission, npm:yaml cannot run on Deno: the message says what to grant.
@@ -97,7 +106,7 @@ Deno.test("the apf process exits 0, 1 and 2 as documented", async () => {
 });
 
 Deno.test("the start task's command prints the built-in configuration", async () => {
-  const r = await apf(TASK_PERMISSIONS, "config", "print");
+  const r = await apf(APF_TASK_PERMISSIONS, "config", "print");
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stdout,
@@ -108,11 +117,11 @@ Deno.test("the start task's command prints the built-in configuration", async ()
 Deno.test("the apf process simulates a scenario file and exits 1 on an invalid one", async () => {
   const good =
     new URL("../../examples/scenarios/uniform_handsize_1.json", import.meta.url).pathname;
-  const ok = await apf(TASK_PERMISSIONS, "simulate", good);
+  const ok = await apf(APF_TASK_PERMISSIONS, "simulate", good);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(JSON.parse(ok.stdout).name, "uniform-handsize-1");
   const bad = new URL("./fixtures/bad_scenario.json", import.meta.url).pathname;
-  const invalid = await apf(TASK_PERMISSIONS, "simulate", bad);
+  const invalid = await apf(APF_TASK_PERMISSIONS, "simulate", bad);
   assert.equal(invalid.code, 1);
   assert.match(invalid.stderr, /clients\[0\]\.threads: must be an integer >= 1, got 0/);
 });

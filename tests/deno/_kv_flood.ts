@@ -33,7 +33,7 @@ export const TIMINGS: Omit<BudgetHolderOptions, "store"> = {
   periodMs: 100,
   leaseMs: 400,
   drainMs: 200,
-  skewMs: 50,
+  driftMarginMs: 50,
   storeTimeoutMs: 250,
 };
 

@@ -15,12 +15,8 @@ import { sleep } from "../_helpers/real_time.ts";
 
 const TOKEN = "0123456789abcdef-coordinator";
 
-function start(budgetGraceMs = 0) {
-  const server = serveCoordinator({
-    listen: { hostname: "127.0.0.1", port: 0 },
-    token: TOKEN,
-    budgetGraceMs,
-  });
+function start() {
+  const server = serveCoordinator({ listen: { hostname: "127.0.0.1", port: 0 }, token: TOKEN });
   const url = `http://127.0.0.1:${server.addr.port}/budgets`;
   return { server, url };
 }
@@ -61,7 +57,7 @@ Deno.test("apf coordinator budgets: three holders on one level never exceed it t
       periodMs: 50,
       leaseMs: 300,
       drainMs: 300,
-      skewMs: 0,
+      driftMarginMs: 0,
       storeTimeoutMs: 1_000,
     })
   );

@@ -112,7 +112,7 @@ async function holderExposition(): Promise<string> {
     periodMs: 1_000,
     leaseMs: 3_000,
     drainMs: 1_000,
-    skewMs: 100,
+    driftMarginMs: 100,
     random: () => 0,
   });
   let admission: Admission | null = null;

@@ -40,7 +40,7 @@ if (import.meta.main) {
     periodMs: 100,
     leaseMs: 400,
     drainMs: 200,
-    skewMs: 50,
+    driftMarginMs: 50,
     storeTimeoutMs: 300,
     policy: "closed",
   });

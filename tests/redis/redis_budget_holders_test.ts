@@ -29,7 +29,7 @@ const TERMS: Partial<BudgetHolderOptions> = {
   periodMs: 100,
   leaseMs: 400,
   drainMs: 200,
-  skewMs: 50,
+  driftMarginMs: 50,
   storeTimeoutMs: 300,
 };
 

@@ -28,7 +28,7 @@ export {
 /** Budget holders that settle every 100 ms and hold their share 500 ms without the ledgers. */
 export class TestBudgetHolderObject extends BudgetHolderObject {
   protected override holderOptions(): Omit<BudgetHolderOptions, "store"> {
-    return { periodMs: 100, leaseMs: 500, drainMs: 500, skewMs: 100, storeTimeoutMs: 2_000 };
+    return { periodMs: 100, leaseMs: 500, drainMs: 500, driftMarginMs: 100, storeTimeoutMs: 2_000 };
   }
 }
 
