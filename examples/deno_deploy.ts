@@ -4,8 +4,9 @@
  * budget holder that decides its requests itself, on its share of the
  * seats, and the shares follow the isolates' demand (one KV read and one
  * write per level per second and isolate, none per request). An isolate
- * that goes away gives its seats back about 11 s later (its 5 s lease, as
- * long again for its last requests to end, 1 s of clock skew).
+ * that goes away gives its seats back about 11 s after the others last saw
+ * its line change (its 5 s lease, as long again for its last requests to
+ * end, and a tenth of both for clocks that run at slightly different rates).
  * Configuration is inline, so nothing is read from disk.
  *
  *   deno run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM examples/deno_deploy.ts   # locally

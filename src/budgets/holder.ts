@@ -156,6 +156,8 @@ interface LevelState {
   watch: LineWatch;
   /** The start of its last successful write (monotonic and wall ms), or `null`. */
   leaseFrom: { now: number; wall: number } | null;
+  /** When that lease ends on the wall clock (`leaseFrom.wall` + lease; none: Infinity). */
+  wallLeaseEnd: number;
   /** The claim and beat of its last successful write. */
   lastClaim: number;
   lastBeat: number;
@@ -285,6 +287,8 @@ export class BudgetHolder implements Coordinator {
     this.#random = options.random ?? Math.random;
     this.#store = options.store;
     this.#clock = options.clock ?? systemClock;
+    const clock = this.#clock;
+    if (typeof clock.wallNow === "function") this.#wallNow = () => clock.wallNow!();
     this.#onStoreError = options.onStoreError ?? ((error) => {
       if (error instanceof StoreRefusedError) {
         console.error(`apf: budget holder ${this.id}: ${error.message}`);
@@ -361,9 +365,9 @@ export class BudgetHolder implements Coordinator {
   acquire(request: SeatRequest, options?: AcquireOptions): Promise<Admission> {
     if (this.#refusal !== null) return Promise.reject(this.#refusal);
     const level = this.#levels.get(request?.priorityLevel);
-    // A lease that ended without its timer having run yet (a process that was frozen): no
-    // admission on it.
-    if (level?.budget.mode === "budget" && !this.#leaseRuns(level)) this.#leaseEnded(level);
+    // A lease that ended without its timer having run yet (a process frozen, a machine
+    // suspended): no admission on it. One wall-clock read: the timer covers the monotonic clock.
+    if (level !== undefined && this.#wallNow() >= level.wallLeaseEnd) this.#leaseEnded(level);
     // `closed` once the lease ended: refused at once, as the remote client does.
     if (level?.budget.mode === "closed") {
       return Promise.resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
@@ -464,6 +468,7 @@ export class BudgetHolder implements Coordinator {
         lastSettleAt: -Infinity,
         watch: new LineWatch(),
         leaseFrom: null,
+        wallLeaseEnd: Infinity,
         lastClaim: 0,
         lastBeat: 0,
         demand: 0,
@@ -488,9 +493,8 @@ export class BudgetHolder implements Coordinator {
     this.#levels.delete(level.name);
   }
 
-  #wallNow(): number {
-    return this.#clock.wallNow?.() ?? this.#clock.now();
-  }
+  /** The clock's wall time (its monotonic time where it has none). */
+  #wallNow: () => number = () => this.#clock.now();
 
   #schedule(): void {
     if (this.#closed) return;
@@ -664,6 +668,7 @@ export class BudgetHolder implements Coordinator {
       this.#failing = false;
       level.demand = 0;
       level.leaseFrom = from;
+      level.wallLeaseEnd = from.wall + this.#terms.leaseMs;
       level.lastClaim = settlement.claim;
       level.lastBeat = settlement.beat;
       if (!this.#leaseRuns(level)) {
@@ -822,6 +827,7 @@ export class BudgetHolder implements Coordinator {
     if (this.#closed || level.budget.mode !== "budget" || this.#leaseRuns(level)) return;
     level.leaseTimer?.cancel();
     level.leaseTimer = null;
+    level.wallLeaseEnd = Infinity; // checked once: the settle below decides what comes next
     this.#setCapacity(level, 0);
     if (level.settling !== null) level.again = true;
     else void this.#settleLevel(level);
@@ -832,6 +838,7 @@ export class BudgetHolder implements Coordinator {
     if (this.#closed) return;
     level.leaseTimer?.cancel();
     level.leaseTimer = null;
+    level.wallLeaseEnd = Infinity;
     const capacity = this.#policy === "closed"
       ? 0
       : this.#policy === "open"

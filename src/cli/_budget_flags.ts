@@ -24,9 +24,10 @@ export const BUDGET_FLAGS_HELP =
                              decides every request on a share of each level's seats kept in
                              ledgers by the coordinator (/budgets/), a Redis or Valkey server
                              (redis://[:password@]HOST:PORT; the token file gives the password)
-                             or a Deno KV file (kv:PATH, with --unstable-kv and write access to
-                             it; kv: alone: the default KV, as on Deno Deploy); its --config
-                             classifies, and every gateway must run the same one
+                             or a Deno KV file (kv:PATH, relative to where apf runs, opened with
+                             --unstable-kv and written: the apf task grants both; kv: alone: the
+                             default KV, as on Deno Deploy); its --config classifies, and every
+                             gateway must run the same one
   --budget-lease <d>         how long a share holds without the store (default 5s)
   --budget-period <d>        how often each level's share is settled (default 1s)`;
 
@@ -93,14 +94,18 @@ export interface OpenedStore {
  * client is loaded only then); `kv:PATH` → a Deno KV file (`kv:` alone:
  * the default one).
  *
+ * A relative KV path is the caller's (`resolvePath`: the CLI host's).
+ *
  * @throws {Error} when the KV file cannot be opened (permissions, `--unstable-kv`).
  */
 export async function budgetStoreAt(
   coordinator: string,
   token: string | null,
+  resolvePath: (path: string) => string = (path) => path,
 ): Promise<OpenedStore> {
   if (coordinator.startsWith("kv:")) {
-    const path = coordinator.slice("kv:".length);
+    const given = coordinator.slice("kv:".length);
+    const path = given === "" ? "" : resolvePath(given);
     if (typeof Deno.openKv !== "function") {
       throw new TypeError("Deno KV needs --unstable-kv (deno run --unstable-kv ...)");
     }

@@ -109,6 +109,7 @@ export function createDenoIO(options: DenoIOOptions = {}): CliIO {
 
   return {
     readTextFile: readFile,
+    resolvePath,
     stdinLines: (opts: StdinLinesOptions = {}): AsyncIterable<InputLine> =>
       splitLines(takeStdin(), opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
     stdout(text) {

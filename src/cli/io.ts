@@ -32,6 +32,12 @@ export interface CliIO {
    * host's input limit ({@linkcode DEFAULT_MAX_INPUT_BYTES} unless configured).
    */
   readTextFile(path: string): Promise<string>;
+  /**
+   * A path as the caller means it: relative paths against the caller's
+   * directory, as {@linkcode CliIO.readTextFile} reads them (for files a
+   * command opens itself, such as a Deno KV file). Absent: as given.
+   */
+  resolvePath?(path: string): string;
   /** Standard input, line by line (without line terminators). */
   stdinLines(options?: StdinLinesOptions): AsyncIterable<InputLine>;
   /**

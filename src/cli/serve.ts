@@ -63,7 +63,9 @@ the request timeout gives 504.
 ${CONNECTION_FLAGS_HELP}
   --coordinator <url>        take seats from a shared apf coordinator (ws:, wss:; its configuration is
                              the one classified with; --config serves the local fallback
-                             until it is reached)
+                             until it is reached), or decide on seat budgets kept by it, by a
+                             Redis or Valkey server (redis:, rediss:) or in a Deno KV file
+                             (kv:PATH): see --coordinator-mode
   --coordinator-token-file F the coordinator's shared secret
   --coordinator-policy P     while the coordinator cannot be reached: local (default: a limiter
                              in this process with a fraction of the server limit), open (admit)
@@ -201,7 +203,7 @@ export async function serveCommand(
   let opened: OpenedStore | null = null;
   if (coordinatorText !== undefined && budget.mode === "budget") {
     try {
-      opened = await budgetStoreAt(coordinatorText, coordinatorToken);
+      opened = await budgetStoreAt(coordinatorText, coordinatorToken, io.resolvePath);
     } catch (e) {
       io.stderr(`apf serve: cannot open the budget store ${shown}: ${messageOf(e)}\n`);
       return 1;

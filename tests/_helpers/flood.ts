@@ -18,6 +18,11 @@ export interface FloodShape {
   pauseMs: number;
   /** Pause after a 2xx answer, in ms (default 0: at once). */
   thinkMs?: number;
+  /**
+   * Told of every answer: its status (0: a network error), when its request
+   * was sent and when the answer was read, on the system clock.
+   */
+  onAnswer?: (status: number, sentAt: number, doneAt: number) => void;
 }
 
 /** A running flood; dispose it (or `stop()`) before the servers it talks to. */
@@ -40,6 +45,7 @@ export function flood(url: string, shape: FloodShape): Flood {
   const loop = async () => {
     while (!abandon.signal.aborted) {
       let status = 0;
+      const sentAt = systemClock.now();
       try {
         const res = await fetch(url, { headers, signal: abandon.signal });
         await res.arrayBuffer();
@@ -49,6 +55,7 @@ export function flood(url: string, shape: FloodShape): Flood {
       }
       if (abandon.signal.aborted) break;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      shape.onAnswer?.(status, sentAt, systemClock.now());
       await pause(status >= 200 && status < 300 ? shape.thinkMs ?? 0 : shape.pauseMs);
     }
   };

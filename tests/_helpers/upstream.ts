@@ -19,13 +19,25 @@ export interface TestUpstream {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** Options of {@linkcode testUpstream}. */
+export interface TestUpstreamOptions {
+  /** How long the default handler sleeps before it answers, in ms (default 0). */
+  sleepMs?: number;
+  /** The handler (default: sleeps `sleepMs`, then answers `ok <path>`). */
+  handle?: (req: Request) => Response | Promise<Response>;
+  /**
+   * Told of every change of the requests being handled, as it happens:
+   * the count after it, `+1` or `-1`, and the request (for a timeline of
+   * the requests in flight, by path).
+   */
+  onActive?: (active: number, change: 1 | -1, req: Request) => void;
+}
+
 /**
  * Starts an upstream whose handler is `handle` (default: sleeps `sleepMs`, then answers
  * `ok <path>`), counting how many requests it handles at once.
  */
-export function testUpstream(
-  options: { sleepMs?: number; handle?: (req: Request) => Response | Promise<Response> } = {},
-): TestUpstream {
+export function testUpstream(options: TestUpstreamOptions = {}): TestUpstream {
   let active = 0, maxActive = 0, handled = 0;
   const received: Request[] = [];
   const handle = options.handle ?? (async (req: Request) => {
@@ -36,11 +48,13 @@ export function testUpstream(
     received.push(req);
     active++;
     maxActive = Math.max(maxActive, active);
+    options.onActive?.(active, 1, req);
     try {
       return await handle(req);
     } finally {
       active--;
       handled++;
+      options.onActive?.(active, -1, req);
     }
   });
   return {
