@@ -11,7 +11,8 @@ import { StoreRefusedError } from "../../src/budgets/store.ts";
 import { serveCoordinator } from "../../src/deno/mod.ts";
 import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
 import { configOf, exempt, limited } from "../_helpers/coordinator_config.ts";
-import { sleep } from "../_helpers/real_time.ts";
+import { sleep, waitFor } from "../_helpers/real_time.ts";
+import type { Admission } from "../../src/coordinator/types.ts";
 
 const TOKEN = "0123456789abcdef-coordinator";
 
@@ -89,3 +90,72 @@ Deno.test("apf coordinator budgets: three holders on one level never exceed it t
   assert.ok(peak <= limit, `peak ${peak} over the limit ${limit}`);
   assert.ok(served.every((n) => n > 0), `every holder served: ${served}`);
 });
+
+Deno.test("apf coordinator budgets: restarted, it has forgotten the ledgers; a holder still holding seats writes them back under a recovery mark, and a new one takes none of them", async () => {
+  const config = configOf(8, [
+    exempt(),
+    limited("work", { shares: 5, queuing: { queues: 8, handSize: 2, queueLengthLimit: 100 } }),
+  ]);
+  const limit = config.priorityLevels.find((l) => l.name === "work")!.nominal;
+  let running = start();
+  const port = running.server.addr.port;
+  const warnings: string[] = [];
+  const timings = { periodMs: 100, leaseMs: 2_000, drainMs: 500, storeTimeoutMs: 1_000 };
+  const a = new BudgetHolder(config, {
+    store: new HttpBudgetStore(running.url, { token: TOKEN }),
+    id: "a",
+    ...timings,
+    onWarning: (m) => warnings.push(m),
+    onStoreError: () => {},
+  });
+  let b: BudgetHolder | null = null;
+  const held: Admission[] = [];
+  try {
+    await a.ready();
+    const request = (i: number) => ({
+      priorityLevel: "work",
+      flowSchema: "fs",
+      flowHash: { hi: 0, lo: i },
+      waitLimitMs: 5_000,
+    });
+    for (let i = 0; i < limit; i++) held.push(await a.acquire(request(i)));
+    assert.ok(held.every((x) => x.admitted), "a holds every seat");
+    await running.server.shutdown();
+    running = serveAgain(port);
+    await waitFor(
+      () => warnings.some((w) => /forgot the ledger/.test(w)),
+      "a finds its line gone and writes it back",
+      3_000,
+    );
+    // A new holder on the restarted coordinator: a's seats are in use, and in the ledger again.
+    b = new BudgetHolder(config, {
+      store: new HttpBudgetStore(running.url, { token: TOKEN }),
+      id: "b",
+      ...timings,
+      onWarning: () => {},
+    });
+    const waiting = b.acquire(request(99));
+    let admittedEarly = false;
+    void waiting.then((x) => admittedEarly = x.admitted);
+    await sleep(300);
+    assert.equal(admittedEarly, false, "b takes none of a's seats");
+    assert.match(
+      warnings.join("\n"),
+      new RegExp(`127\\.0\\.0\\.1:${port}/budgets`),
+      "names the store",
+    );
+    for (const x of held) if (x.admitted) x.seat.release();
+    const outcome = await waiting;
+    assert.ok(outcome.admitted, "b is served once a's seats are free and the window passed");
+    outcome.seat.release();
+  } finally {
+    a.close();
+    b?.close();
+    await running.server.shutdown();
+  }
+});
+
+function serveAgain(port: number) {
+  const server = serveCoordinator({ listen: { hostname: "127.0.0.1", port }, token: TOKEN });
+  return { server, url: `http://127.0.0.1:${port}/budgets` };
+}
