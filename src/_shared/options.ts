@@ -7,25 +7,28 @@
  */
 
 /**
- * Throws a TypeError naming the first key of `options` that is not in
- * `known`, and the known name closest to it.
+ * Throws a TypeError naming every key of `options` that is not in `known`,
+ * each with the known name closest to it.
  *
- * @throws {TypeError} `Cannot <what>: unknown option "serverConcurrency" (did you mean "serverConcurrencyLimit"?)`.
+ * @throws {TypeError} `Cannot <what>: unknown option "serverConcurrency" (did you mean "serverConcurrencyLimit"?)`,
+ * or `Cannot <what>: unknown options "a" (did you mean "b"?), "c"`.
  */
 export function checkOptionNames(
   what: string,
   options: object,
   known: readonly string[],
 ): void {
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  const named = unknown.map((key) => {
     const near = closest(key, known);
-    throw new TypeError(
-      `Cannot ${what}: unknown option ${JSON.stringify(key)}${
-        near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`
-      }`,
-    );
-  }
+    return `${JSON.stringify(key)}${
+      near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`
+    }`;
+  });
+  throw new TypeError(
+    `Cannot ${what}: unknown option${unknown.length === 1 ? "" : "s"} ${named.join(", ")}`,
+  );
 }
 
 /** The entry of `names` nearest to `word` (edit distance, case-insensitive), if near enough. */

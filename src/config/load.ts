@@ -56,17 +56,21 @@ export function parseConfiguration(input: ConfigurationInput): ParseResult {
   if (input.objects !== undefined) decoded.push(decodeValues(input.objects));
   const errors = decoded.flatMap((d) => d.errors);
   const objects = decoded.flatMap((d) => d.objects);
+  const partial = decoded.flatMap((d) => d.partial ?? []);
   // Appended in loops: spreading a long list into push() overflows the stack.
   for (const e of duplicateErrors(objects)) errors.push(e);
   const configuration: FlowControlConfiguration = { flowSchemas: [], priorityLevels: [] };
-  for (const { object, version } of objects) {
-    if (object.kind === "FlowSchema") {
-      for (const e of validateFlowSchema(object)) errors.push(formatFieldError(e));
-      configuration.flowSchemas.push(object);
-    } else {
-      for (const e of validatePriorityLevel(object, version)) errors.push(formatFieldError(e));
-      configuration.priorityLevels.push(object);
+  for (const { object, version, repaired } of [...objects, ...partial]) {
+    const found = object.kind === "FlowSchema"
+      ? validateFlowSchema(object)
+      : validatePriorityLevel(object, version);
+    for (const e of found) {
+      // A repaired field's problem was reported as it was written.
+      if (repaired?.some((p) => within(e.path, p)) !== true) errors.push(formatFieldError(e));
     }
+    if (repaired !== undefined) continue;
+    if (object.kind === "FlowSchema") configuration.flowSchemas.push(object);
+    else configuration.priorityLevels.push(object);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, configuration };
 }
@@ -79,6 +83,11 @@ export function loadConfiguration(input: ConfigurationInput): FlowControlConfigu
   const result = parseConfiguration(input);
   if (!result.ok) throw new ConfigurationError(result.errors);
   return result.configuration;
+}
+
+/** Whether field path `path` is `at` or inside it. */
+function within(path: string, at: string): boolean {
+  return path === at || path.startsWith(`${at}.`) || path.startsWith(`${at}[`);
 }
 
 function duplicateErrors(objects: readonly DecodedObject[]): string[] {

@@ -18,7 +18,8 @@ import {
 } from "./_schema.ts";
 import { FLOWCONTROL_V1, type FlowControlObject } from "./types.ts";
 import { type FlowControlVersion, flowControlVersion, priorityLevelToV1 } from "./versions.ts";
-import { addZodIssue } from "./_zod_issues.ts";
+import { addZodIssue, fieldPath } from "./_zod_issues.ts";
+import type { z } from "zod";
 
 /** Where an object came from. */
 export interface ManifestLocation {
@@ -40,12 +41,26 @@ export interface DecodedObject {
   version: FlowControlVersion;
   /** Where the object was written. */
   location: ManifestLocation;
+  /**
+   * Field paths whose values did not decode and stand repaired (an allowed
+   * value for an unsupported one, an optional field dropped), so that the
+   * rest of an invalid object is validated too, as Kubernetes reports every
+   * field error of an object. The decode errors already name these fields;
+   * validation errors at them are left out. Absent for an object that
+   * decoded as written.
+   */
+  repaired?: string[];
 }
 
 /** What reading one manifest produced. */
 export interface DecodedManifest {
   /** Objects that decoded. */
   objects: DecodedObject[];
+  /**
+   * Objects that did not decode, repaired so that the rest of each can be
+   * validated (each with its `repaired` paths); never part of a configuration.
+   */
+  partial?: DecodedObject[];
   /** One message per problem: syntax, unknown kinds, wrong field types. */
   errors: string[];
 }
@@ -199,19 +214,85 @@ function decodeObject(
   const name = typeof meta.name === "string" ? meta.name : "";
   const errs = new FieldErrorList(kind, name);
   if (kind === "FlowSchema") {
-    const parsed = flowSchemaDocumentSchema.safeParse(value, { reportInput: true });
-    if (!parsed.success) return reportIssues(errs, parsed.error.issues, out);
-    const object = defaultFlowSchema({ ...parsed.data, apiVersion: FLOWCONTROL_V1, kind });
-    out.objects.push({ object, version, location: at });
+    const decoded = decodeWith(flowSchemaDocumentSchema, value, errs, out);
+    if (decoded === null) return;
+    const object = defaultFlowSchema({ ...decoded.data, apiVersion: FLOWCONTROL_V1, kind });
+    keep(out, { object, version, location: at, ...decoded.repaired });
   } else {
     const schema = version === "v1beta1" || version === "v1beta2"
       ? legacyPriorityLevelDocumentSchema
       : priorityLevelDocumentSchema;
-    const parsed = schema.safeParse(value, { reportInput: true });
-    if (!parsed.success) return reportIssues(errs, parsed.error.issues, out);
-    const object = defaultPriorityLevel(priorityLevelToV1(parsed.data, version));
-    out.objects.push({ object, version, location: at });
+    const decoded = decodeWith(schema, value, errs, out);
+    if (decoded === null) return;
+    const object = defaultPriorityLevel(priorityLevelToV1(decoded.data, version));
+    keep(out, { object, version, location: at, ...decoded.repaired });
   }
+}
+
+/** An object decoded as written joins the objects; a repaired one, the partial ones. */
+function keep(out: DecodedManifest, decoded: DecodedObject): void {
+  if (decoded.repaired === undefined) out.objects.push(decoded);
+  else (out.partial ??= []).push(decoded);
+}
+
+/** Repairs of an object that does not decode, before giving up on validating the rest of it. */
+const MAX_REPAIR_ROUNDS = 4;
+
+/**
+ * `value` decoded by `schema`. When it does not decode, its problems are
+ * reported, and the value is repaired where a field's problem allows
+ * (an unsupported value: an allowed one; any other: the field dropped) so
+ * that the rest of the object can still be validated; `null` when it cannot
+ * be (a required field missing).
+ */
+function decodeWith<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  errs: FieldErrorList,
+  out: DecodedManifest,
+): { data: T; repaired: { repaired?: string[] } } | null {
+  let parsed = schema.safeParse(value, { reportInput: true });
+  if (parsed.success) return { data: parsed.data, repaired: {} };
+  reportIssues(errs, parsed.error.issues, out);
+  const repaired: string[] = [];
+  let current = structuredClone(value);
+  for (let round = 0; round < MAX_REPAIR_ROUNDS && !parsed.success; round++) {
+    for (const issue of parsed.error.issues) {
+      if (issue.code === "invalid_type" && issue.input === undefined) return null; // required
+      if (issue.code === "unrecognized_keys") {
+        for (const key of issue.keys) {
+          repaired.push(fieldPath([...issue.path, key]));
+          setAt(current, [...issue.path, key], undefined);
+        }
+        continue;
+      }
+      if (issue.code === "invalid_value" && issue.values.length > 0) {
+        // A discriminator (a type, a kind) stands for its object: the fields beside it were
+        // written for the value that did not decode, so none of them is validated.
+        repaired.push(fieldPath(issue.path.slice(0, -1)));
+        setAt(current, issue.path, issue.values[0]);
+      } else {
+        repaired.push(fieldPath(issue.path));
+        setAt(current, issue.path, undefined);
+      }
+    }
+    current = structuredClone(current);
+    parsed = schema.safeParse(current, { reportInput: true });
+  }
+  return parsed.success ? { data: parsed.data, repaired: { repaired } } : null;
+}
+
+/** Sets (or, with `undefined`, deletes) the value at `path` inside `root`, where it exists. */
+function setAt(root: unknown, path: readonly PropertyKey[], value: unknown): void {
+  let node = root;
+  for (const key of path.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  const last = path.at(-1);
+  if (typeof node !== "object" || node === null || last === undefined) return;
+  if (value === undefined) delete (node as Record<PropertyKey, unknown>)[last];
+  else (node as Record<PropertyKey, unknown>)[last] = value;
 }
 
 function reportIssues(

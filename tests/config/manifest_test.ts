@@ -412,3 +412,41 @@ items:
     'l.yaml: document 1, item 0, line 4: a PriorityLevelConfigurationList can only hold PriorityLevelConfiguration objects, got "FlowSchema"',
   ]);
 });
+
+Deno.test("every problem of an object is reported, the field that did not decode and the rest (as Kubernetes reports every field error)", () => {
+  const text = `apiVersion: ${V1}
+kind: FlowSchema
+metadata: { name: bad }
+spec:
+  priorityLevelConfiguration: { name: "" }
+  matchingPrecedence: 20000
+  distinguisherMethod: { type: ByNothing }
+  rules: []
+---
+apiVersion: ${V1}
+kind: PriorityLevelConfiguration
+metadata: { name: pl }
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    lendablePercent: 101
+    limitResponse: { type: Drop, queuing: { queues: 0 } }
+`;
+  const result = parseConfiguration({ manifests: [{ name: "apf.yaml", text }] });
+  assert.equal(result.ok, false);
+  assert.deepEqual(!result.ok && result.errors, [
+    'FlowSchema/bad: spec.distinguisherMethod.type: Unsupported value: "ByNothing": supported values: "ByNamespace", "ByUser"',
+    'PriorityLevelConfiguration/pl: spec.limited.limitResponse.type: Unsupported value: "Drop": supported values: "Queue", "Reject"',
+    "FlowSchema/bad: spec.matchingPrecedence: Invalid value: 20000: must not be greater than 10000",
+    "FlowSchema/bad: spec.priorityLevelConfiguration.name: Required value: must reference a priority level",
+    "PriorityLevelConfiguration/pl: spec.limited.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive",
+  ]);
+  // Neither object joins a configuration; what was repaired stays apart.
+  const decoded = decodeManifest(text, "apf.yaml");
+  assert.deepEqual(decoded.objects, []);
+  assert.deepEqual(decoded.partial?.map((d) => d.repaired), [
+    ["spec.distinguisherMethod"],
+    ["spec.limited.limitResponse"],
+  ]);
+});

@@ -381,4 +381,11 @@ Deno.test("apf() refuses an option name it does not know, naming the closest one
     () => apf({ zzz: 1 } as never),
     new TypeError('Cannot create apf(): unknown option "zzz"'),
   );
+  // Every misspelling at once, not one per run.
+  assert.throws(
+    () => apf({ serverConcurrency: 10, indentify: () => null, zzz: 1 } as never),
+    new TypeError(
+      'Cannot create apf(): unknown options "serverConcurrency" (did you mean "serverConcurrencyLimit"?), "indentify" (did you mean "identify"?), "zzz"',
+    ),
+  );
 });
