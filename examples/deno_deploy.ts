@@ -9,12 +9,19 @@
  * end, and a tenth of both for clocks that run at slightly different rates).
  * Configuration is inline, so nothing is read from disk.
  *
- *   deno run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM examples/deno_deploy.ts   # locally
+ *   deno run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts   # locally
  *   deployctl deploy --entrypoint=examples/deno_deploy.ts
  *
- * (The YAML parser reads two environment variables; Deno Deploy grants them.
- * Locally, `Deno.openKv()` is a file in Deno's cache, shared by the
- * processes that run this file.)
+ * Two local processes sharing the seats through one KV file (with only Node
+ * and npm, write `npx -y deno@2 run` for `deno run`):
+ *
+ *   PORT=8001 APF_KV_PATH=/tmp/apf.sqlite deno run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
+ *   PORT=8002 APF_KV_PATH=/tmp/apf.sqlite deno run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
+ *
+ * (The YAML parser reads two environment variables; Deno Deploy grants them,
+ * and sets neither `PORT` nor `APF_KV_PATH`: there, `Deno.openKv()` is the
+ * deployment's KV. Locally, without `APF_KV_PATH` it is a file in Deno's
+ * cache.)
  *
  * @module
  */
@@ -53,7 +60,8 @@ const configuration = resolveConfiguration(config, {
   mandatoryOnly: true,
   serverConcurrencyLimit: 50,
 });
-const store = new KvBudgetStore(await Deno.openKv());
+// Locally, APF_KV_PATH names the KV file the processes share (Deno Deploy sets none).
+const store = new KvBudgetStore(await Deno.openKv(Deno.env.get("APF_KV_PATH")));
 const coordinator = new BudgetHolder(configuration, { store });
 
 const app = new Hono<ApfEnv>();
@@ -68,4 +76,4 @@ app.use(apf({
 }));
 app.get("/", (c) => c.text(`Hello from ${c.get("apf").classification.priorityLevel.name}!\n`));
 
-Deno.serve(app.fetch);
+Deno.serve({ port: Number(Deno.env.get("PORT") ?? 8000) }, app.fetch);
