@@ -24,7 +24,11 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** The page: a shell the script fills (URLs are relative: it works under any prefix). */
+/**
+ * The page: a shell the script fills (URLs are relative: it works under any
+ * prefix). {@linkcode dashboardHtml} gives it with or without a sign-out
+ * button.
+ */
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -47,16 +51,27 @@ export const DASHBOARD_HTML = `<!doctype html>
   <span class="key"><span class="swatch rejected"></span>rejected</span>
   <span class="key">Queues: one cell per queue, darker = more waiting; the number is requests waiting.</span>
 </section>
+<nav id="summary" aria-label="Every level at a glance"></nav>
 <main id="levels"></main>
 <footer>
   <p>Levels in matching order. Rates are per second over the last second; wait times are of the
   requests that started executing in the last 10 s. Charts show up to the last 5 minutes; "top" is
   the value at the top of a chart.</p>
-  <form method="post" action="sign-out"><button type="submit">Sign out</button></form>
+  <!--sign-out-->
 </footer>
 </body>
 </html>
 `;
+
+/** The page; `signedIn` (it came with the sign-in cookie) adds the sign-out button. */
+export function dashboardHtml(signedIn: boolean): string {
+  return DASHBOARD_HTML.replace(
+    "<!--sign-out-->",
+    signedIn
+      ? '<form method="post" action="sign-out"><button type="submit">Sign out</button></form>'
+      : "",
+  );
+}
 
 /**
  * The page a browser gets without authorization (answered with 403): a form

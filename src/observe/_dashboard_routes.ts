@@ -21,7 +21,7 @@
 
 import { AdminUnavailable } from "./admin_source.ts";
 import type { AdminReading, AdminSource } from "./admin_source.ts";
-import { DASHBOARD_CSP, DASHBOARD_HTML, SIGN_IN_HTML, signInHtml } from "./_dashboard_page.ts";
+import { DASHBOARD_CSP, dashboardHtml, SIGN_IN_HTML, signInHtml } from "./_dashboard_page.ts";
 import { DASHBOARD_JS } from "./_dashboard_script.ts";
 import { DASHBOARD_CSS } from "./_dashboard_style.ts";
 import { LiveView, type LiveViewOptions } from "./live_view.ts";
@@ -76,6 +76,15 @@ function sameOrigin(request: Request, url: URL): boolean {
   return origin === null || origin === url.origin;
 }
 
+/** Whether `request` carries a sign-in cookie with a value. */
+function signedIn(request: Request): boolean {
+  const cookies = request.headers.get("Cookie") ?? "";
+  return cookies.split(";").some((c) => {
+    const [name, value] = c.trim().split("=", 2);
+    return name === ADMIN_TOKEN_COOKIE && value !== undefined && value !== "";
+  });
+}
+
 /** The cookie's attributes: these paths only, never sent cross-site, never read by a script. */
 function cookieAttributes(url: URL): string {
   const path = url.pathname.slice(0, url.pathname.lastIndexOf("/") + 1);
@@ -97,13 +106,10 @@ export function dashboardRoutes<C>(
       const to = `${url.pathname}/${url.search}`;
       return Promise.resolve(new Response(null, { status: 308, headers: { Location: to } }));
     }, { open: true }),
-    route("GET", prefix, () => Promise.resolve(html(DASHBOARD_HTML)), {
+    // Signed in with the cookie: the page offers to sign out (not to one who sent a header).
+    route("GET", prefix, (request) => Promise.resolve(html(dashboardHtml(signedIn(request)))), {
       // Refused with the sign-in cookie: the token signed in with is not the one.
-      forbidden: (request) =>
-        html(
-          signInHtml(request.headers.get("Cookie")?.includes(`${ADMIN_TOKEN_COOKIE}=`) === true),
-          403,
-        ),
+      forbidden: (request) => html(signInHtml(signedIn(request)), 403),
     }),
     route(
       "GET",

@@ -93,7 +93,12 @@ export const DASHBOARD_JS = String.raw`"use strict";
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", caption + ": " + series.map((s) => s[2]).join(", "));
     const top = Math.max(1, max);
-    if (points.length > 1) {
+    if (points.length < 2) {
+      // Nothing to draw yet: say so rather than show an empty box.
+      return el("figure", { className: "chart" }, el("p", { className: "collecting" }, "collecting…"),
+        el("figcaption", {}, caption, ...series.map(([, cls, label]) => el("span", { className: "key" }, el("span", { className: "line " + cls }), label))));
+    }
+    {
       const ms = span(points);
       const t0 = points[points.length - 1].t - ms;
       for (const [key, cls] of series) {
@@ -141,7 +146,7 @@ export const DASHBOARD_JS = String.raw`"use strict";
     const full = level.type !== "Exempt" && level.seatsInUse >= l.current && l.current > 0;
     const w = level.waitSeconds;
     const flows = (list, key) => list.map((f) => [f.flowSchema, f.distinguisher || "–", fmt(f[key], 0)]);
-    return el("article", { className: "level", "data-level": level.name },
+    return el("article", { className: "level", "data-level": level.name, id: "level-" + level.name },
       el("header", {}, el("h2", {}, level.name),
         el("span", { className: full ? "tag full" : "tag" }, level.type + (level.quiescing ? ", removed (draining)" : "") + (full ? ", FULL" : ""))),
       level.type === "Exempt" ? el("p", { className: "caption" }, level.seatsInUse + " seats in use (exempt: no limit)") : bar(level),
@@ -184,8 +189,27 @@ export const DASHBOARD_JS = String.raw`"use strict";
     }
   }
 
+  /** A level is busy when its seats are full, or requests wait, or some are rejected. */
+  function busy(level) {
+    return level.type !== "Exempt" && (level.seatsInUse >= level.limits.current && level.limits.current > 0 ||
+      level.waiting > 0 || (sum(level.rejectedPerSecond) || 0) > 0);
+  }
+
+  /** One line of every level, busy ones marked, each a link to its card: the page's first screen. */
+  function summary(levels) {
+    return levels.map((level) => {
+      const rejected = sum(level.rejectedPerSecond) || 0;
+      const text = level.type === "Exempt"
+        ? level.seatsInUse + " in use (exempt)"
+        : level.seatsInUse + "/" + level.limits.current + " seats · " + level.waiting + " waiting" + (rejected > 0 ? " · " + fmt(rejected) + " rejected/s" : "");
+      return el("a", { className: busy(level) ? "chip busy" : "chip", href: "#level-" + level.name },
+        el("strong", {}, level.name), " ", text);
+    });
+  }
+
   function draw(frame) {
     remember(frame);
+    document.getElementById("summary").replaceChildren(...summary(frame.levels));
     document.getElementById("levels").replaceChildren(...frame.levels.map((l) => card(l, frame.atMs)));
     const status = document.getElementById("status");
     status.className = "";

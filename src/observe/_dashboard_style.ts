@@ -40,6 +40,10 @@ h3 { font-size: 0.85rem; margin: 0.75rem 0 0.25rem; color: var(--muted); font-we
 #levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr)); gap: 1rem; align-items: start; }
 .level { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
 .level header { justify-content: space-between; }
+#summary { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.5rem 0 1rem; }
+.chip { border: 1px solid var(--muted); border-radius: 0.4rem; padding: 0.15rem 0.5rem; font-size: 0.8rem; color: inherit; text-decoration: none; font-variant-numeric: tabular-nums; }
+.chip.busy { border-color: var(--rejected); border-width: 2px; font-weight: 600; }
+.collecting { height: 48px; margin: 0; display: flex; align-items: center; justify-content: center; color: var(--muted); font-size: 0.8rem; }
 .tag { font-size: 0.75rem; color: var(--muted); }
 .tag.full { color: var(--rejected); font-weight: 700; }
 .bar { position: relative; height: 1.4rem; background: #fff; border: 1px solid var(--line); margin: 0.5rem 0.25rem 0.25rem 0; }

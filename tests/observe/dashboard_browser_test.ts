@@ -130,6 +130,12 @@ interface DashboardView {
   status: string;
   /** True when the last poll failed. */
   stale: boolean;
+  /** The strip at the top: each level's line, and whether it is marked busy. */
+  summary: { text: string; busy: boolean }[];
+  /** Whether the page offers to sign out. */
+  signOut: boolean;
+  /** Charts with nothing drawn that do not say "collecting…" (empty boxes). */
+  emptyCharts: number;
   levels: LevelView[];
 }
 
@@ -144,6 +150,13 @@ const READ_VIEW = String.raw`(() => {
   return {
     status: text(status),
     stale: status !== null && status.className === "stale",
+    summary: [...document.querySelectorAll("#summary .chip")].map((c) => ({
+      text: text(c),
+      busy: c.classList.contains("busy"),
+    })),
+    signOut: document.querySelector('form[action="sign-out"]') !== null,
+    emptyCharts: [...document.querySelectorAll(".chart")].filter((f) =>
+      f.querySelector("path") === null && f.querySelector(".collecting") === null).length,
     levels: [...document.querySelectorAll("article.level")].map((a) => ({
       name: a.dataset.level,
       tag: text(a.querySelector("header .tag")),
@@ -240,6 +253,10 @@ Deno.test({
     const work = `http://127.0.0.1:${gateway.addr.port}/work`;
 
     const opened = await openPage(chromium.browser, `${admin}${DASHBOARD_PATH}`);
+    // The first frame: every chart draws its points or says it is collecting them.
+    const first = await until(opened, "a first frame", `view.levels.length > 0`);
+    assert.equal(first.emptyCharts, 0, "no empty chart box");
+    assert.equal(first.signOut, false, "nobody signed in: no sign-out button");
     // A second frame: the rates are known (0), not "–".
     const idle = await until(
       opened,
@@ -256,6 +273,9 @@ Deno.test({
       gateway.middleware.configuration.priorityLevels.map((l) => l.name).sort(),
     );
     assert.deepEqual(idle.levels.map((l) => l.name), names);
+    // The strip at the top: every level, in the same order, none busy yet.
+    assert.deepEqual(idle.summary.map((c) => c.text.split(" ")[0]), names);
+    assert.deepEqual(idle.summary.filter((c) => c.busy), []);
     assert.match(idle.status, /^4 priority levels · server limit 24 seats · updated /);
     assert.equal(idle.stale, false);
     const before = level(idle, "batch");
@@ -295,6 +315,10 @@ Deno.test({
           `r[0] === "batch-jobs" && r[1] === "elephant")`,
       );
       const batch = level(busy, "batch");
+      assert.ok(
+        busy.summary.some((c) => c.busy && c.text.startsWith("batch ")),
+        `batch marked busy at the top: ${JSON.stringify(busy.summary)}`,
+      );
       assert.equal(batch.numbers["rejected /s"], batch.numbers["queue-full /s"]);
       assert.ok(
         batch.tables["Top flows by seats in use"]!.some((r) => r[1] === "elephant"),
@@ -430,7 +454,8 @@ Deno.test({
     ]);
     assert.equal(signedIn?.status(), 200);
     assert.equal(opened.page.url(), page);
-    await until(opened, "the levels, signed in", `${rendered} && !view.stale`);
+    const signedInView = await until(opened, "the levels, signed in", `${rendered} && !view.stale`);
+    assert.equal(signedInView.signOut, true, "signed in: the page offers to sign out");
     assert.equal(await opened.page.evaluate("document.cookie"), "", "HttpOnly");
     const cookies = await chromium.browser.cookies();
     assert.deepEqual(

@@ -185,6 +185,11 @@ Deno.test("dashboard: signing in keeps the token in a cookie for these pages, fo
   assert.match(await wrong.text(), /The token you signed in with was not accepted/);
   const anonymous = await call(s.router, PAGE);
   assert.doesNotMatch(await anonymous.text(), /not accepted/);
+  // Only a browser signed in with the cookie is offered to sign out.
+  const page = await (await call(s.router, PAGE, { headers: { Cookie: jar } })).text();
+  assert.match(page, /<form method="post" action="sign-out">/);
+  const viaHeader = await (await call(s.router, PAGE, { headers: bearer })).text();
+  assert.doesNotMatch(viaHeader, /sign-out/);
   // An empty token or one a cookie cannot carry is refused.
   for (const bad of ["", "has space", 'quote"d']) {
     const res = await call(s.router, `${PAGE}sign-in`, { method: "POST", body: form(bad) });
