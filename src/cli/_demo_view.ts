@@ -8,6 +8,7 @@
 
 import { type FlowStats, percentile } from "./_demo_load.ts";
 import { renderTable } from "./table.ts";
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
 
 /** One priority level's state, from the coordinator's snapshot. */
 export interface LevelRow {
@@ -126,8 +127,32 @@ export function renderProgress(frame: DemoFrame): string {
   return `${line}; upstream: ${up.busy}/${up.slots} busy, ${up.waiting} waiting\n`;
 }
 
-/** The closing summary comparing the two phases. */
-export function renderSummary(without: PhaseResult, withApf: PhaseResult): string {
+/** How late the demo's timers ran while it measured, in ms: how busy the machine was. */
+export interface TimerLag {
+  /** The median lateness. */
+  p50: number;
+  /** The 90th percentile. */
+  p90: number;
+}
+
+/**
+ * Timers late by this much (p90) mean the machine was too busy for a clean
+ * comparison: the upstream's work is 20–40 ms, so such a wait is of the
+ * same size as what the demo measures.
+ */
+export const BUSY_LAG_MS = 20;
+
+/**
+ * The closing summary comparing the two phases: the mice's median and p99
+ * latency both (one percentile alone misleads on a busy machine: the median
+ * shows the queueing APF removes, the p99 the machine's own hiccups), and a
+ * warning when the timers ran late (`lag`).
+ */
+export function renderSummary(
+  without: PhaseResult,
+  withApf: PhaseResult,
+  lag?: TimerLag,
+): string {
   const table = renderTable(
     [
       "",
@@ -149,12 +174,51 @@ export function renderSummary(without: PhaseResult, withApf: PhaseResult): strin
     ]),
   );
   let verdict = "";
-  const before = without.mice.p99, after = withApf.mice.p99;
-  if (before !== undefined && after !== undefined && after > 0) {
-    verdict = `\nWith APF the mice's p99 latency went from ${ms(before)} to ${ms(after)} ` +
-      `(${(before / after).toFixed(1)}x ${before >= after ? "lower" : "higher"}), ` +
+  const change = (key: "p50" | "p99") => {
+    const before = without.mice[key], after = withApf.mice[key];
+    if (before === undefined || after === undefined || !(after > 0)) return null;
+    return `from ${ms(before)} to ${ms(after)} (${
+      before >= after
+        ? `${(before / after).toFixed(1)}x lower`
+        : `${(after / before).toFixed(1)}x higher`
+    })`;
+  };
+  const p50 = change("p50"), p99 = change("p99");
+  if (p50 !== null && p99 !== null) {
+    verdict = `\nWith APF the mice's median latency went ${p50} and their p99 ${p99}, ` +
       `while the elephant was held to its fair share of the level ` +
       `(${withApf.elephant.rejected} of its requests got 429 with Retry-After).\n`;
   }
+  if (lag !== undefined && lag.p90 > BUSY_LAG_MS) {
+    verdict +=
+      `\nThe machine was busy: the demo's own timers ran ${ms(lag.p90)} late (p90; median ${
+        ms(lag.p50)
+      }), a wait as long as the upstream's work, which every ` +
+      `latency above includes. Run it again on a quieter machine for a clean comparison.\n`;
+  }
   return `\nSummary\n\n${table}${verdict}`;
+}
+
+/**
+ * Measures how late `clock`'s timers run (every `everyMs`) until stopped:
+ * on a machine busy with other work, they run late, and so does every
+ * request the demo times.
+ */
+export function timerLag(clock: Clock, everyMs = 100): { stop(): TimerLag } {
+  const late: number[] = [];
+  let timer: Timer | null = null;
+  const arm = () => {
+    const due = clock.now() + everyMs;
+    timer = clock.setTimer(everyMs, () => {
+      late.push(Math.max(0, clock.now() - due));
+      arm();
+    });
+  };
+  arm();
+  return {
+    stop() {
+      timer?.cancel();
+      return { p50: percentile(late, 0.5) ?? 0, p90: percentile(late, 0.9) ?? 0 };
+    },
+  };
 }

@@ -29,6 +29,7 @@ import {
   renderFrame,
   renderProgress,
   renderSummary,
+  timerLag,
 } from "./_demo_view.ts";
 import { helpText, parseArgs } from "./args.ts";
 import type { CliIO, ExitCode } from "./io.ts";
@@ -151,6 +152,7 @@ export async function demoCommand(
       `Phase 1: without APF. Phase 2: through the APF gateway (${SLOTS} seats, one priority ` +
       `level, one flow per user). ${(phaseMs / 1000).toFixed(1)}s each.\n\n`,
   );
+  const lag = timerLag(clock);
   try {
     const without = await runPhase(io, clock, terminal, {
       name: "without APF",
@@ -168,9 +170,10 @@ export async function demoCommand(
       upstream,
       levels: () => levelRows(gateway.middleware.snapshot()?.levels ?? []),
     });
-    io.stdout(renderSummary(without, withApf));
+    io.stdout(renderSummary(without, withApf, lag.stop()));
     return 0;
   } finally {
+    lag.stop();
     await gateway.shutdown();
     await upstream.close();
   }
