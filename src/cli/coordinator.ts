@@ -10,7 +10,7 @@ import { formatConfigurationDiff } from "../config/diff.ts";
 import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
 import { serveCoordinator } from "../deno/coordinator_server.ts";
-import { DEBUG_PREFIX } from "../observe/admin_router.ts";
+import { DASHBOARD_PATH, DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { addressOption, type HostPort, httpUrlOf, withFlagNames } from "./_address.ts";
 import {
   CONNECTION_FLAGS,
@@ -201,10 +201,10 @@ export async function coordinatorCommand(
       }\n`,
     );
     if (server.adminAddr !== null) {
+      const admin = httpUrlOf(server.adminAddr);
       say(
-        `apf coordinator: admin routes on ${
-          httpUrlOf(server.adminAddr)
-        } (/metrics, ${DEBUG_PREFIX}/dump_*, POST /reload)\n`,
+        `apf coordinator: admin routes on ${admin} (/metrics, ${DEBUG_PREFIX}/dump_*, ` +
+          `POST /reload); live dashboard: ${admin}${DASHBOARD_PATH}\n`,
       );
     }
     await server.finished;

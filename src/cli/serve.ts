@@ -6,7 +6,7 @@
  */
 
 import { parseDurationMs } from "../_shared/duration.ts";
-import { DEBUG_PREFIX } from "../observe/admin_router.ts";
+import { DASHBOARD_PATH, DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { connectCoordinator } from "../remote/client.ts";
 import {
   BUDGET_FLAGS,
@@ -312,15 +312,21 @@ export async function serveCommand(
   });
   try {
     const levels = loaded.effective.priorityLevels.length;
+    const local =
+      `${levels} priority levels, server concurrency ${loaded.effective.serverConcurrencyLimit}`;
     say(
-      `apf serve: listening on ${httpUrlOf(gateway.addr)}, proxying to ${upstream.href} ` +
-        `(${levels} priority levels, server concurrency ${loaded.effective.serverConcurrencyLimit})\n`,
+      `apf serve: listening on ${httpUrlOf(gateway.addr)}, proxying to ${upstream.href} (${
+        remote === null
+          ? local
+          : `classifying with the coordinator's configuration; the local one (${local}) ` +
+            "serves the fallback only"
+      })\n`,
     );
     if (gateway.adminAddr !== null) {
+      const admin = httpUrlOf(gateway.adminAddr);
       say(
-        `apf serve: admin routes on ${
-          httpUrlOf(gateway.adminAddr)
-        } (/metrics, ${DEBUG_PREFIX}/dump_*)\n`,
+        `apf serve: admin routes on ${admin} (/metrics, ${DEBUG_PREFIX}/dump_*); ` +
+          `live dashboard: ${admin}${DASHBOARD_PATH}\n`,
       );
     }
     await gateway.finished;

@@ -64,6 +64,11 @@ Deno.test("black box: two apf serve gateways share one apf coordinator: fair, bo
     }
     const [a, b] = await Promise.all(gateways.map(async (g) => {
       const [, p] = await readUntil(g.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, g.seen);
+      // Which configuration classifies: the coordinator's; the local one is the fallback's.
+      assert.match(
+        g.seen.text,
+        /proxying to \S+ \(classifying with the coordinator's configuration; the local one \(\d+ priority levels, server concurrency \d+\) serves the fallback only\)/,
+      );
       await printed(g, "sent its configuration");
       return `http://127.0.0.1:${p}`;
     })) as [string, string];

@@ -155,11 +155,12 @@ Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on S
     /apf serve: listening on http:\/\/127\.0\.0\.1:(\d+), proxying to /,
     seen,
   );
-  const [, adminPort] = await readUntil(
+  const [, adminPort, dashboard] = await readUntil(
     stdout,
-    /apf serve: admin routes on http:\/\/127\.0\.0\.1:(\d+) /,
+    /apf serve: admin routes on http:\/\/127\.0\.0\.1:(\d+) .*; live dashboard: (\S+)\n/,
     seen,
   );
+  assert.equal(dashboard, `http://127.0.0.1:${adminPort}/debug/api_priority_and_fairness/`);
   const res = await fetch(`http://127.0.0.1:${port}/hello?x=1`, {
     headers: { "X-Remote-User": "alice" },
   });
