@@ -20,8 +20,9 @@
  *   same rate: `expiresAt` is for people reading the ledger, never for a
  *   decision.
  * - A line no holder of this configuration could write (a claim or limit
- *   above the level's most, a malformed one) holds its seats as a dead
- *   holder's would, and is never written back.
+ *   above the level's most, a malformed one) holds its seats while it is in
+ *   the ledger, for one window at most (`line_watch.ts`), and is never
+ *   written back.
  * - A store that forgot (this holder's line missing or older than its last
  *   write while its lease runs, or no ledger at all where it wrote one): the
  *   holder writes back the claim it remembers and a **recovery mark**. While

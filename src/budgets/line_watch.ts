@@ -17,9 +17,12 @@
  *   clocks running at rates that differ a little.
  * - A line no holder of this configuration could have written (a
  *   {@linkcode SuspectLine}: a claim or limit above the level's most, a
- *   malformed shape) counts as a dead holder's line: its seats (at most the
- *   level's most) are held for one window from the read in which this
- *   reader first saw it, whatever it becomes, and it is never written back.
+ *   malformed shape) counts as a dead holder's line: while it is in the
+ *   ledger, its seats (at most the level's most) are held, for one window
+ *   at most from the read in which this reader first saw it, whatever it
+ *   becomes; and it is never written back, so the first write after it
+ *   drops it. A forgery written once is gone at the next write; one
+ *   rewritten every period holds its seats for one window, then nothing.
  * - A recovery mark (a store that forgot the ledger, `ledger.ts`) is in
  *   force for one window from the read in which this reader first saw it.
  *
