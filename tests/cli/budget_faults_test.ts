@@ -170,8 +170,8 @@ Deno.test("budget faults: apf serve --coordinator kv:PATH serves with the apf ta
     });
     assert.match(gateway.stdout, /deciding on seat budgets from kv:/);
     const res = await fetch(`${gateway.url}/hello`, { headers: { "X-Remote-User": "u" } });
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), "ok /hello");
+    const body = await res.text();
+    assert.deepEqual([res.status, body], [200, "ok /hello"], gateway.stdout);
     assert.ok((await Deno.stat(`${dir}/ledgers.sqlite`)).isFile);
     const { code, stderr } = await gateway.stop();
     assert.equal(code, 0, stderr);
