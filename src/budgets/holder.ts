@@ -781,6 +781,8 @@ export class BudgetHolder implements Coordinator {
   }
 
   #storeError(error: unknown): void {
+    // An operation that ends after close() (its store closed under it) is nobody's news.
+    if (this.#closed) return;
     this.#stats.failures++;
     try {
       this.#onStoreError(error);
