@@ -16,6 +16,7 @@ const ROOMS = [
   "classify",
   "estimate",
   "observe",
+  "adaptive",
   "coordinator",
   "protocol",
   "remote",
@@ -95,6 +96,14 @@ Deno.test("layout: config and fairqueuing import nothing of ours but _shared", a
   const imports = (await relativeImports()).filter((i) =>
     ["config", "fairqueuing"].includes(roomOf(i.from)) && roomOf(i.to) !== roomOf(i.from) &&
     roomOf(i.to) !== "_shared"
+  );
+  assert.deepEqual(imports.map((i) => `${i.from} -> ${i.to}`), []);
+});
+
+Deno.test("layout: adaptive imports nothing of ours but _shared and the clock", async () => {
+  const imports = (await relativeImports()).filter((i) =>
+    roomOf(i.from) === "adaptive" && roomOf(i.to) !== "adaptive" && roomOf(i.to) !== "_shared" &&
+    i.to !== "fairqueuing/clock.ts"
   );
   assert.deepEqual(imports.map((i) => `${i.from} -> ${i.to}`), []);
 });

@@ -192,14 +192,23 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
   "./sim": {
     file: "src/sim/mod.ts",
     names: [
+      "AdaptiveResult",
+      "AdaptiveTracePoint",
       "BudgetComparison",
+      "callbackBudget",
       "ClientResult",
       "ConfigClientResult",
       "ConfigRunOptions",
       "ConfigScenario",
       "ConfigScenarioClient",
+      "configScenarioFromJson",
       "ConfigSimulationResult",
+      "ControllerPhase",
+      "fairAlloc",
+      "GradientControllerOptions",
+      "GradientSnapshot",
       "HoldersScenario",
+      "InFlightSummary",
       "LevelResult",
       "LevelUse",
       "MAX_CALLS",
@@ -209,24 +218,26 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "MAX_THREADS",
       "MAX_TOTAL_CALLS",
       "ModeResult",
+      "parseScenario",
       "RejectionCounts",
+      "ResolvedGradientOptions",
+      "runConfigScenario",
+      "runScenario",
       "Scenario",
       "ScenarioClient",
       "ScenarioError",
+      "scenarioFromJson",
       "ScenarioPriorityLevel",
       "SeatDemandSummary",
+      "simulate",
       "SimulationResult",
       "SimulationRun",
-      "WaitSummary",
-      "callbackBudget",
-      "configScenarioFromJson",
-      "fairAlloc",
-      "parseScenario",
-      "runConfigScenario",
-      "runScenario",
-      "scenarioFromJson",
-      "simulate",
       "uniformDemands",
+      "UpstreamChange",
+      "UpstreamPhaseResult",
+      "UpstreamResult",
+      "UpstreamScenario",
+      "WaitSummary",
     ],
   },
   "./deno": {
@@ -364,10 +375,11 @@ Deno.test("the core entry point exports no platform or framework code", async ()
 // The bounds of the surface curated down to 142 names at the root (255 over all entries); seat
 // budgets then added what a holder and a store need (BudgetHolder and its options and budget,
 // the store interface and its ledger, the memory and HTTP stores, the refusal), and the shapes a
-// ledger read from a store may carry (its recovery mark, its suspect lines).
-Deno.test("the public surface stays curated: at most 160 names at the root, 281 over all entries", () => {
+// ledger read from a store may carry (its recovery mark, its suspect lines); the simulator the
+// shapes of its worker-pool upstream and of the learned limit's options, trace and state.
+Deno.test("the public surface stays curated: at most 160 names at the root, 292 over all entries", () => {
   const root = PINNED["."]!.names.length;
   const all = Object.values(PINNED).reduce((sum, { names }) => sum + names.length, 0);
   assert.ok(root <= 160, `the root entry exports ${root} names`);
-  assert.ok(all <= 281, `the entry points export ${all} names`);
+  assert.ok(all <= 292, `the entry points export ${all} names`);
 });

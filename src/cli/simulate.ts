@@ -30,7 +30,9 @@ fields take their defaults (Kubernetes' TestUniformFlowsHandSize1 with one
 client). A scenario with a "config" key runs HTTP-like requests through the
 whole configuration: the classifier, the work estimator and the coordinator
 with borrowing; "config" lists manifests relative to the scenario file ([] or
-null: the built-in configuration only).
+null: the built-in configuration only). There, "upstream" sends executed calls
+to a simulated pool of workers, and "serverConcurrencyLimit": "auto" learns
+the limit from their time in it (see the README).
 `,
 );
 

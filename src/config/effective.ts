@@ -130,6 +130,59 @@ export function effectiveConfiguration(
       levels.push(defaultPriorityLevel(m));
     }
   }
+  const { priorityLevels, shareSum, nominalSum } = levelsAt(levels, serverCL);
+
+  const levelNames = new Set(levels.map((pl) => pl.metadata.name));
+  const schemas = config.flowSchemas.map(defaultFlowSchema);
+  const dangling = schemas.filter((fs) => !levelNames.has(fs.spec.priorityLevelConfiguration.name));
+  const usable = schemas.filter((fs) => levelNames.has(fs.spec.priorityLevelConfiguration.name))
+    .sort(compareFlowSchemas);
+  const [fixedExempt, fixedCatchAll] = mandatoryFlowSchemas().map(defaultFlowSchema);
+  if (!usable.some((fs) => fs.metadata.name === EXEMPT)) usable.unshift(fixedExempt!);
+  if (!usable.some((fs) => fs.metadata.name === CATCH_ALL)) usable.push(fixedCatchAll!);
+
+  return {
+    serverConcurrencyLimit: serverCL,
+    shareSum,
+    nominalSum,
+    priorityLevels,
+    flowSchemas: usable.map(describeFlowSchema),
+    dangling: dangling.map(describeFlowSchema),
+  };
+}
+
+/**
+ * The same configuration at another server concurrency limit: every level's
+ * NominalCL, LendableCL, BorrowingCL and initial current limit recomputed
+ * (`docs/semantics.md` §2.6), the FlowSchemas as they are. A learned limit
+ * (`src/adaptive/`) reaches the levels through this, as a new ServerCL
+ * would.
+ *
+ * @throws {RangeError} when `serverConcurrencyLimit` is not a positive integer ({TypeError}: not a number).
+ * @example
+ * ```ts
+ * import { bootstrapConfiguration, effectiveConfiguration } from "@apf/edge";
+ * import { withServerConcurrencyLimit } from "./effective.ts";
+ * const eff = withServerConcurrencyLimit(effectiveConfiguration(bootstrapConfiguration()), 60);
+ * eff.serverConcurrencyLimit; // 60
+ * ```
+ */
+export function withServerConcurrencyLimit(
+  configuration: EffectiveConfiguration,
+  serverConcurrencyLimit: number,
+): EffectiveConfiguration {
+  return {
+    ...configuration,
+    serverConcurrencyLimit,
+    ...levelsAt(configuration.priorityLevels.map((pl) => pl.object), serverConcurrencyLimit),
+  };
+}
+
+/** The levels (defaults applied) with their limits at `serverCL`, and the sums of shares and NominalCL. */
+function levelsAt(
+  levels: readonly PriorityLevelConfiguration[],
+  serverCL: number,
+): Pick<EffectiveConfiguration, "priorityLevels" | "shareSum" | "nominalSum"> {
   const limits = computeLevelLimits(levels, serverCL);
   const nominalSum = limits.reduce((sum, l) => sum + l.nominal, 0);
   const { currentLimits } = allocateCurrentLimits(
@@ -164,22 +217,10 @@ export function effectiveConfiguration(
     return out;
   });
 
-  const levelNames = new Set(levels.map((pl) => pl.metadata.name));
-  const schemas = config.flowSchemas.map(defaultFlowSchema);
-  const dangling = schemas.filter((fs) => !levelNames.has(fs.spec.priorityLevelConfiguration.name));
-  const usable = schemas.filter((fs) => levelNames.has(fs.spec.priorityLevelConfiguration.name))
-    .sort(compareFlowSchemas);
-  const [fixedExempt, fixedCatchAll] = mandatoryFlowSchemas().map(defaultFlowSchema);
-  if (!usable.some((fs) => fs.metadata.name === EXEMPT)) usable.unshift(fixedExempt!);
-  if (!usable.some((fs) => fs.metadata.name === CATCH_ALL)) usable.push(fixedCatchAll!);
-
   return {
-    serverConcurrencyLimit: serverCL,
+    priorityLevels,
     shareSum: limits.reduce((sum, l) => sum + l.shares, 0),
     nominalSum,
-    priorityLevels,
-    flowSchemas: usable.map(describeFlowSchema),
-    dangling: dangling.map(describeFlowSchema),
   };
 }
 

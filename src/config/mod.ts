@@ -84,6 +84,7 @@ export {
   type EffectiveFlowSchema,
   type EffectiveOptions,
   type EffectivePriorityLevel,
+  withServerConcurrencyLimit,
 } from "./effective.ts";
 export { validateFlowSchema } from "./validate_flow_schema.ts";
 export { validatePriorityLevel } from "./validate_priority_level.ts";

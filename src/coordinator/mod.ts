@@ -35,3 +35,8 @@ export type {
   SeatRequest,
 } from "./types.ts";
 export { BorrowingController, type SeatDemandReport } from "./borrowing_controller.ts";
+export {
+  applyServerConcurrencyLimit,
+  followLearnedLimit,
+  type ReconfigurableCoordinator,
+} from "./learned_limit.ts";

@@ -21,6 +21,9 @@ import { BudgetHolder } from "../budgets/holder.ts";
 import { MemoryBudgetStore } from "../budgets/memory_store.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import { DelayedBudgetStore } from "./_delayed_store.ts";
+import { LearnedLimitRun } from "./_learned_limit_run.ts";
+import { seededRandom } from "./_random.ts";
+import { WorkerPoolUpstream } from "./upstream.ts";
 import { seatRequestFor } from "../coordinator/seat_request.ts";
 import { FakeEventClock } from "../fairqueuing/clock.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
@@ -100,13 +103,18 @@ function exactDeciders(
   effective: EffectiveConfiguration,
   clock: FakeEventClock,
   adjustments: Omit<BorrowingAdjustment, "fairFraction">[],
+  learned: LearnedLimitRun | null,
 ): Deciders {
-  const coordinator = new EmbeddedCoordinator(effective, {
+  const coordinator = new EmbeddedCoordinator(learned?.initial(effective) ?? effective, {
     clock,
     onAdjust: ({ atMs, levels }) => {
-      if (atMs <= scenario.durationMs) adjustments.push({ atMs, levels });
+      // The allocations a new learned limit runs are not the periodic ones this list shows.
+      if (atMs <= scenario.durationMs && learned?.reconfiguring !== true) {
+        adjustments.push({ atMs, levels });
+      }
     },
   });
+  learned?.drive(coordinator);
   return {
     forHolder: () => coordinator,
     snapshots: () => [coordinator.snapshot()],
@@ -160,8 +168,16 @@ async function runMode(
 ): Promise<{ result: ConfigSimulationResult; mode: ModeResult }> {
   const clock = new FakeEventClock(0);
   const adjustments: Omit<BorrowingAdjustment, "fairFraction">[] = [];
+  const upstream = scenario.upstream === null ? null : new WorkerPoolUpstream(scenario.upstream, {
+    clock,
+    random: seededRandom(31), // the work times' jitter, the same in every run
+    durationMs: scenario.durationMs,
+  });
+  const learned = scenario.adaptive === null || holders !== null
+    ? null
+    : new LearnedLimitRun(scenario.adaptive, clock, () => upstream?.inFlight ?? null);
   const deciders = holders === null
-    ? exactDeciders(scenario, effective, clock, adjustments)
+    ? exactDeciders(scenario, effective, clock, adjustments, learned)
     : budgetDeciders(holders, effective, clock);
   const classifier = new Classifier(effective);
   const estimator = options.estimator ?? kubernetesEstimator();
@@ -223,11 +239,16 @@ async function runMode(
         }
         state.dispatched++;
         state.waits.push(a.waitedMs);
-        clock.setTimer(client.execMs, () => {
-          a.seat.release({ executionMs: client.execMs });
+        const finish = (executionMs: number): void => {
+          a.seat.release({ executionMs });
+          // What the call held the upstream for, never its wait in APF's queues; the demand
+          // is every call issued and not finished, this one included.
+          learned?.record({ latencyMs: executionMs, outcome: "ok", demand: run.outstanding });
           run.outstanding--;
           clock.setTimer(client.thinkMs, next);
-        });
+        };
+        if (upstream === null) clock.setTimer(client.execMs, () => finish(client.execMs));
+        else upstream.submit(finish);
       });
     };
     clock.setTimer(client.startMs, next);
@@ -272,7 +293,11 @@ async function runMode(
     snapshots = deciders.snapshots();
   } finally {
     deciders.close();
+    upstream?.close();
+    learned?.close();
   }
+  const upstreamResult = upstream?.result();
+  const adaptive = learned?.finish();
 
   const levelStats = new Map<string, { dispatched: number; rejected: RejectionCounts }>();
   for (const snapshot of snapshots) {
@@ -304,6 +329,8 @@ async function runMode(
         ...(levelStats.get(pl.name) ?? { dispatched: 0, rejected: emptyRejections() }),
       })),
       clients: clientResults,
+      ...(upstreamResult !== undefined && { upstream: upstreamResult }),
+      ...(adaptive !== undefined && { adaptive }),
     },
     mode: {
       levels: limited.map((pl) => {
@@ -317,20 +344,8 @@ async function runMode(
         };
       }),
       clients: clientResults,
+      ...(upstreamResult !== undefined && { upstream: upstreamResult }),
     },
-  };
-}
-
-/** A small deterministic generator of numbers in [0, 1) (a 32-bit xorshift). */
-function seededRandom(seed: number): () => number {
-  let x = (seed * 2654435761) >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
   };
 }
 

@@ -13,6 +13,11 @@ import {
 } from "../coordinator/seat_request.ts";
 import type { WorkEstimate } from "../fairqueuing/types.ts";
 import {
+  type GradientControllerOptions,
+  type ResolvedGradientOptions,
+  resolveGradientOptions,
+} from "../adaptive/gradient_options.ts";
+import {
   type Check,
   clientList,
   describe,
@@ -26,6 +31,7 @@ import {
 } from "./_json_fields.ts";
 import type { ConfigScenario, ConfigScenarioClient, HoldersScenario } from "./config_types.ts";
 import { MAX_CLIENTS, MAX_THREADS } from "./scenario.ts";
+import type { UpstreamChange, UpstreamScenario } from "./upstream.ts";
 
 /** Most threads of a whole-configuration scenario, summed over its clients. */
 export const MAX_CONFIG_THREADS = 1_000_000;
@@ -55,21 +61,25 @@ export function configScenarioFromJson(value: unknown): ConfigScenario {
     "durationMs",
     "clients",
     "holders",
+    "upstream",
   ]);
   if (!Object.hasOwn(top, "config")) {
     throw new ScenarioError("config", "is required in a whole-configuration scenario");
   }
+  const limit = field(
+    top,
+    "",
+    "serverConcurrencyLimit",
+    DEFAULT_SERVER_CONCURRENCY_LIMIT,
+    serverConcurrencyLimit,
+  );
+  const upstreamModel = field(top, "", "upstream", null, nullable(upstream));
   const scenario: ConfigScenario = {
     name: field(top, "", "name", "whole-configuration", text(false)),
     config: field(top, "", "config", null, (v, p) => v === null ? [] : strings(v, p, true)),
     mandatoryOnly: field(top, "", "mandatoryOnly", false, boolean),
-    serverConcurrencyLimit: field(
-      top,
-      "",
-      "serverConcurrencyLimit",
-      DEFAULT_SERVER_CONCURRENCY_LIMIT,
-      integer(1, 1_000_000),
-    ),
+    serverConcurrencyLimit: typeof limit === "number" ? limit : limit.initial,
+    adaptive: typeof limit === "number" ? null : limit,
     queueWaitLimitMs: field(
       top,
       "",
@@ -90,9 +100,26 @@ export function configScenarioFromJson(value: unknown): ConfigScenario {
       }
       return ms;
     }),
-    clients: field(top, "", "clients", null, clients),
+    clients: field(
+      top,
+      "",
+      "clients",
+      null,
+      (v, p) => clients(v, p, upstreamModel !== null),
+    ),
     holders: field(top, "", "holders", null, nullable(holders)),
+    upstream: upstreamModel,
   };
+  if (upstreamModel !== null) {
+    // A call's time in the upstream is its work plus its wait for a worker: workMs is the first.
+    for (const c of scenario.clients) c.execMs = upstreamModel.workMs;
+  }
+  if (scenario.adaptive !== null && scenario.holders !== null) {
+    throw new ScenarioError(
+      "serverConcurrencyLimit",
+      "a learned limit (auto) does not run with holders yet; give a number",
+    );
+  }
   scenario.clients.forEach((c, i) => {
     const count = scenario.holders?.count ?? 1;
     if (c.holder >= count) {
@@ -134,8 +161,79 @@ function holders(value: unknown, path: string): HoldersScenario {
   };
 }
 
-function clients(value: unknown, path: string): ConfigScenarioClient[] {
-  const out = clientList(value, path, MAX_CLIENTS, client);
+/**
+ * `serverConcurrencyLimit`: a number, `"auto"` (the gradient controller's
+ * defaults) or the controller's options.
+ */
+function serverConcurrencyLimit(value: unknown, path: string): number | ResolvedGradientOptions {
+  if (typeof value === "number") return integer(1, 1_000_000)(value, path);
+  if (value === "auto") return resolveGradientOptions();
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ScenarioError(
+      path,
+      `must be an integer >= 1, "auto" or the controller's options, got ${describe(value)}`,
+    );
+  }
+  try {
+    return resolveGradientOptions(value as GradientControllerOptions);
+  } catch (e) {
+    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+    throw new ScenarioError(
+      path,
+      e.message.replace(/^Cannot create the gradient controller: /, ""),
+    );
+  }
+}
+
+/** Most changes of K in an upstream. */
+export const MAX_UPSTREAM_CHANGES = 1000;
+
+function upstream(value: unknown, path: string): UpstreamScenario {
+  const v = object(value, path, ["workers", "workMs", "jitter", "changes"]);
+  return {
+    workers: field(v, path, "workers", null, integer(1, MAX_THREADS)),
+    workMs: field(v, path, "workMs", null, positive),
+    jitter: field(v, path, "jitter", 0, (x, p) => {
+      const j = finite(0)(x, p);
+      if (j >= 1) throw new ScenarioError(p, `must be below 1, got ${j}`);
+      return j;
+    }),
+    changes: field(v, path, "changes", [], (x, p) => {
+      if (!Array.isArray(x)) throw new ScenarioError(p, `must be an array, got ${describe(x)}`);
+      if (x.length > MAX_UPSTREAM_CHANGES) {
+        throw new ScenarioError(
+          p,
+          `must have at most ${MAX_UPSTREAM_CHANGES} changes, got ${x.length}`,
+        );
+      }
+      let previous = 0;
+      return x.map((c, i): UpstreamChange => {
+        const at = `${p}[${i}]`;
+        const o = object(c, at, ["atMs", "workers"]);
+        const atMs = field(o, at, "atMs", null, finite(0));
+        if (atMs < previous) {
+          throw new ScenarioError(
+            `${at}.atMs`,
+            `must be >= the previous change's (${previous}), got ${atMs}`,
+          );
+        }
+        previous = atMs;
+        return { atMs, workers: field(o, at, "workers", null, integer(1, MAX_THREADS)) };
+      });
+    }),
+  };
+}
+
+function clients(value: unknown, path: string, upstream: boolean): ConfigScenarioClient[] {
+  const out = clientList(value, path, MAX_CLIENTS, (c, p) => {
+    if (upstream && typeof c === "object" && c !== null && Object.hasOwn(c, "execMs")) {
+      throw new ScenarioError(
+        `${p}.execMs`,
+        "comes from the upstream (its workMs and queue) when there is one; remove it",
+      );
+    }
+    return client(c, p);
+  });
   const threads = out.reduce((sum, c) => sum + c.threads, 0);
   if (threads > MAX_CONFIG_THREADS) {
     throw new ScenarioError(

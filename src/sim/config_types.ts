@@ -6,9 +6,12 @@
  * @module
  */
 
+import type { ResolvedGradientOptions } from "../adaptive/gradient_options.ts";
+import type { ControllerPhase, GradientSnapshot } from "../adaptive/types.ts";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
 import type { WorkEstimate } from "../fairqueuing/types.ts";
 import type { RejectionCounts } from "./types.ts";
+import type { UpstreamResult, UpstreamScenario } from "./upstream.ts";
 
 /** One client: a user sending one kind of request from several threads. */
 export interface ConfigScenarioClient {
@@ -28,7 +31,11 @@ export interface ConfigScenarioClient {
   threads: number;
   /** Calls per thread; `null`: unlimited. */
   calls: number | null;
-  /** How long an executed call holds its seats, in ms. */
+  /**
+   * How long an executed call holds its seats, in ms. With an upstream, its
+   * `workMs` (a call then holds its seats for its wait for a worker and its
+   * work).
+   */
   execMs: number;
   /** Pause after each call (executed or rejected) before the next, in ms. */
   thinkMs: number;
@@ -70,8 +77,15 @@ export interface ConfigScenario {
   config: string[];
   /** Start from the mandatory objects alone instead of mandatory plus suggested. */
   mandatoryOnly: boolean;
-  /** The server concurrency limit. */
+  /** The server concurrency limit (with `adaptive`: the controller's `initial`). */
   serverConcurrencyLimit: number;
+  /**
+   * A limit learned by the gradient controller (`"auto"` or its options in
+   * the JSON), or `null` for the fixed `serverConcurrencyLimit`.
+   */
+  adaptive: ResolvedGradientOptions | null;
+  /** The upstream executed calls go to, or `null`: each call holds its seats for `execMs`. */
+  upstream: UpstreamScenario | null;
   /** Per-request queue wait limit (`docs/semantics.md` §7.3), in ms. */
   queueWaitLimitMs: number;
   /** Simulated time, in ms; no call is issued at or after it. */
@@ -140,6 +154,8 @@ export interface ModeResult {
   clients: ConfigClientResult[];
   /** With `holders`: the exact coordinator and the budget holders on the same load. */
   budgets?: BudgetComparison;
+  /** With an upstream: what it held and served in this mode. */
+  upstream?: UpstreamResult;
 }
 
 /** The same load decided by the exact coordinator and by budget holders. */
@@ -152,11 +168,39 @@ export interface BudgetComparison {
   budgets: ModeResult;
 }
 
+/** One change of the learned limit. */
+export interface AdaptiveTracePoint {
+  /** When, in ms. */
+  atMs: number;
+  /** The new limit. */
+  limit: number;
+  /** The controller's phase then. */
+  phase: ControllerPhase;
+  /** The minRTT in force, in ms (`null` before the first measurement ends). */
+  minRttMs: number | null;
+  /** The last window's latency percentile, in ms (`null`: none yet, or refusals only). */
+  sampleRttMs: number | null;
+  /** The last window's gradient (`null` before the first window). */
+  gradient: number | null;
+  /** Requests inside the upstream then (`null` without an upstream). */
+  upstreamInFlight: number | null;
+}
+
+/** What the gradient controller learned over a run. */
+export interface AdaptiveResult {
+  /** Its options, defaults filled in. */
+  options: ResolvedGradientOptions;
+  /** Every change of the limit, from the start (`atMs` 0). */
+  trace: AdaptiveTracePoint[];
+  /** Its state at the end of the run. */
+  final: GradientSnapshot;
+}
+
 /** What `apf simulate` prints for a whole-configuration scenario. */
 export interface ConfigSimulationResult {
   /** The scenario's name. */
   name: string;
-  /** The server concurrency limit. */
+  /** The server concurrency limit (with a learned limit: the `initial` one). */
   serverConcurrencyLimit: number;
   /** Every borrowing adjustment from `atMs` 0 to the duration. */
   adjustments: Omit<BorrowingAdjustment, "fairFraction">[];
@@ -166,4 +210,8 @@ export interface ConfigSimulationResult {
   clients: ConfigClientResult[];
   /** With `holders`: the exact coordinator and the budget holders on the same load. */
   budgets?: BudgetComparison;
+  /** With an upstream: what it held and served. */
+  upstream?: UpstreamResult;
+  /** With a learned limit: what the controller did. */
+  adaptive?: AdaptiveResult;
 }

@@ -1,7 +1,9 @@
 /**
  * The simulator behind `apf simulate` (`docs/semantics.md` §10.1): uniform scenarios of
  * closed-loop clients run against one priority level on a simulated clock,
- * and the max-min fair allocation their results are judged against.
+ * and the max-min fair allocation their results are judged against; and
+ * whole-configuration scenarios, optionally in front of a worker-pool
+ * upstream with a learned server concurrency limit.
  *
  * @example
  * ```ts
@@ -36,6 +38,8 @@ export {
 export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
 export { callbackBudget, runScenario, simulate, type SimulationRun } from "./run.ts";
 export type {
+  AdaptiveResult,
+  AdaptiveTracePoint,
   BudgetComparison,
   ConfigClientResult,
   ConfigScenario,
@@ -53,3 +57,16 @@ export {
   MAX_CONFIG_THREADS,
 } from "./config_scenario.ts";
 export { type ConfigRunOptions, runConfigScenario } from "./config_run.ts";
+export type {
+  InFlightSummary,
+  UpstreamChange,
+  UpstreamPhaseResult,
+  UpstreamResult,
+  UpstreamScenario,
+} from "./upstream.ts";
+export type {
+  ControllerPhase,
+  GradientControllerOptions,
+  GradientSnapshot,
+  ResolvedGradientOptions,
+} from "../adaptive/mod.ts";

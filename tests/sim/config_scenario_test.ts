@@ -25,6 +25,8 @@ Deno.test("whole-configuration scenarios fill in defaults", () => {
     config: [],
     mandatoryOnly: false,
     serverConcurrencyLimit: 600,
+    adaptive: null,
+    upstream: null,
     queueWaitLimitMs: 15_000,
     durationMs: 60_000,
     clients: [{
@@ -86,7 +88,7 @@ Deno.test("whole-configuration scenarios name the first bad field", () => {
   );
   rejects(
     { config: [], bogus: 1, clients: [] },
-    "bogus: unknown field (expected one of name, config, mandatoryOnly, serverConcurrencyLimit, queueWaitLimitMs, durationMs, clients, holders)",
+    "bogus: unknown field (expected one of name, config, mandatoryOnly, serverConcurrencyLimit, queueWaitLimitMs, durationMs, clients, holders, upstream)",
   );
   rejects(
     { config: [], clients: [{ name: "a", path: "/", holder: 1 }] },
