@@ -383,9 +383,23 @@ export class BudgetHolder implements Coordinator {
       ) {
         this.#settleSoon(level!);
       }
-      return decided;
+      return level === undefined ? decided : decided.then((a) => this.#onLease(level, a));
     }
     return Promise.resolve(decided);
+  }
+
+  /**
+   * A waiting request admitted when a seat was released: refused instead
+   * if the lease had ended by then without its timer having run (a process
+   * resuming from a freeze may handle a response before its timers), so
+   * that no admission rides an ended lease. One wall-clock read, for
+   * requests that waited only.
+   */
+  #onLease(level: LevelState, admission: Admission): Admission {
+    if (!admission.admitted || this.#wallNow() < level.wallLeaseEnd) return admission;
+    this.#leaseEnded(level); // capacity 0 first: the seat given back admits nobody
+    admission.seat.release();
+    return { admitted: false, reason: "unavailable", retryAfterSeconds: 1 };
   }
 
   /**
@@ -815,10 +829,21 @@ export class BudgetHolder implements Coordinator {
     if (
       level.budget.mode === "budget" && from !== null && startedAt < from.now + this.#terms.leaseMs
     ) {
+      // The lease ended while the operation was under way (a freeze, a slow store), perhaps before
+      // its timer ran: no admission on it from now, and one more try before any policy.
+      this.#stopAdmitting(level);
       level.again = true;
       return;
     }
     this.#applyPolicy(level);
+  }
+
+  /** No admission on the level's budget any more (its lease ended): capacity 0, no lease timer. */
+  #stopAdmitting(level: LevelState): void {
+    level.leaseTimer?.cancel();
+    level.leaseTimer = null;
+    level.wallLeaseEnd = Infinity;
+    this.#setCapacity(level, 0);
   }
 
   /**
@@ -827,10 +852,7 @@ export class BudgetHolder implements Coordinator {
    */
   #leaseEnded(level: LevelState): void {
     if (this.#closed || level.budget.mode !== "budget" || this.#leaseRuns(level)) return;
-    level.leaseTimer?.cancel();
-    level.leaseTimer = null;
-    level.wallLeaseEnd = Infinity; // checked once: the settle below decides what comes next
-    this.#setCapacity(level, 0);
+    this.#stopAdmitting(level); // the settle below decides what comes next
     if (level.settling !== null) level.again = true;
     else void this.#settleLevel(level);
   }

@@ -181,3 +181,33 @@ Deno.test("holder: options are checked, unknown names included", () => {
     /driftMarginMs must be a number >= 0, got -1/,
   );
 });
+
+Deno.test("holder frozen past its lease: a waiting request a release would admit before the timers ran is refused, and nothing rides the ended lease", async () => {
+  let shifted: ShiftedClock | undefined;
+  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
+  const h = s.holders[0]!;
+  const held: Admission[] = [];
+  for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
+  await run(s, WINDOW_MS + 1_000);
+  assert.equal(held.length, LIMIT);
+  const waiting = track(h.acquire(request({ waitLimitMs: 30_000 })));
+  await settle(20);
+  // Frozen 10 s; on resume a response comes in (a seat is released) before any timer runs.
+  shifted!.offset += 10_000;
+  if (held[0]!.admitted) held[0]!.seat.release();
+  await settle(5);
+  assert.deepEqual(waiting.outcome, {
+    admitted: false,
+    reason: "unavailable",
+    retryAfterSeconds: 1,
+  });
+  assert.equal(inUse(s), LIMIT - 1, "the seat it was given went back at once");
+  assert.equal(h.budgets()[0]!.capacity, 0, "no admission on the ended lease");
+  await settle(50); // the settle started on the lease's end answers
+  const later = track(h.acquire(request()));
+  await settle(20);
+  assert.ok(later.outcome !== "pending" && later.outcome.admitted, "admitted on a new lease");
+  release(later);
+  for (const a of held.slice(1)) if (a.admitted) a.seat.release();
+  done(s);
+});

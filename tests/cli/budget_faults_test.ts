@@ -52,12 +52,23 @@ function details(r: FaultResult): string {
   return JSON.stringify(r, null, 1);
 }
 
-/** Within the limit from start to end, and every gateway served its part of the window. */
-function assertSafeAndFair(r: FaultResult): void {
+/**
+ * Within the limit from start to end, and every gateway served its part of the window. With the
+ * policy `local` (the default), a gateway whose store failed to answer (a busy machine's KV file
+ * can take longer than the store timeout) admits its fallback seats while it is cut off: the
+ * allowance the README states ("Bounded failure"), one seat each at limit 6. Its log says so.
+ */
+function assertSafeAndFair(r: FaultResult, policy: "local" | "closed" = "local"): void {
   assert.equal(r.limit, 6, "tenants gets 6 seats at --server-concurrency 21");
+  const cutOff =
+    r.gateways.filter((g) => g.stderr.some((line) => /cannot reach its store/.test(line))).length;
+  const allowed = r.limit +
+    (policy === "closed" ? 0 : cutOff * Math.max(1, Math.ceil(r.limit / 10)));
   assert.ok(
-    r.peakOverall <= r.limit,
-    `the upstream saw ${r.peakOverall} in flight, limit ${r.limit}\n${details(r)}`,
+    r.peakOverall <= allowed,
+    `the upstream saw ${r.peakOverall} in flight, limit ${r.limit} (${cutOff} gateways cut off)\n${
+      details(r)
+    }`,
   );
   const served = r.gateways.reduce((n, g) => n + g.served, 0);
   assert.ok(served >= 100, `only ${served} 200s in the window (${r.window})\n${details(r)}`);
@@ -118,7 +129,7 @@ Deno.test({
       restarts: 3,
       restartGapMs: 2_500,
     });
-    assertSafeAndFair(r);
+    assertSafeAndFair(r, "closed");
     assert.ok(r.recoveryMs !== null, `every gateway served after each restart\n${details(r)}`);
     const recovered = r.gateways.some((g) => g.stderr.some((l) => /forgot the ledger/.test(l)));
     assert.ok(recovered, `a gateway wrote its claim back\n${details(r)}`);
