@@ -31,6 +31,7 @@ import { frontProxyIdentity } from "../src/classify/identity_resolvers.ts";
 import { systemClock } from "../src/fairqueuing/clock.ts";
 import { apf } from "../src/hono/mod.ts";
 import { reverseProxy } from "../src/deno/_proxy.ts";
+import { http1UpstreamClient } from "../src/deno/upstream_client.ts";
 import type { GatewayEnv } from "../src/deno/gateway_types.ts";
 import { type GuardedHandler, serveGuarded } from "../src/deno/http_server.ts";
 
@@ -87,7 +88,15 @@ async function appOf(name: string, upstream: string | undefined): Promise<Guarde
     };
     const hono = new Hono<GatewayEnv>()
       .use(m.apf<GatewayEnv>({ requestTimeoutMs: 60_000, clock, identify: m.frontProxyIdentity() }))
-      .all("*", m.reverseProxy(new URL(upstream), { clock, requestTimeoutMs: 60_000 }));
+      .all(
+        "*",
+        m.reverseProxy(new URL(upstream), {
+          clock,
+          requestTimeoutMs: 60_000,
+          // The gateway's default client (a baseline checkout without one ignores it).
+          client: http1UpstreamClient({ clock }),
+        }),
+      );
     return (req, info) => hono.fetch(req, info);
   }
   throw new TypeError(`Cannot start: unknown app ${name}`);

@@ -24,6 +24,7 @@ Deno.test("dev/import_map.json maps every package import exactly as deno.json do
     "@redis/client",
     "hono",
     "hono/",
+    "http-parser-js",
     "yaml",
     "zod",
   ]);

@@ -38,7 +38,7 @@ import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT|redis://HOST:PORT|kv:PATH] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
+  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--upstream-client http1|fetch] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT|redis://HOST:PORT|kv:PATH] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -60,6 +60,10 @@ the request timeout gives 504.
                              X-Remote-Extra-* (only behind an authenticating proxy that sets
                              them); without it every request is anonymous
   --request-timeout <d>      Go duration (default 60s): a request queues a quarter of it at most
+  --upstream-client C        http1 (default): a pooled HTTP/1.1 client (keep-alive, strict
+                             RFC 9112 framing: a response it cannot frame safely is a 502);
+                             fetch: Deno's fetch, for an upstream that speaks only HTTP/2 or
+                             that the http1 client refuses
 ${CONNECTION_FLAGS_HELP}
   --coordinator <url>        take seats from a shared apf coordinator (ws:, wss:; its configuration is
                              the one classified with; --config serves the local fallback
@@ -110,6 +114,7 @@ export async function serveCommand(
       "admin-listen",
       "server-concurrency",
       "request-timeout",
+      "upstream-client",
       "coordinator",
       "coordinator-token-file",
       "coordinator-policy",
@@ -152,6 +157,10 @@ export async function serveCommand(
         JSON.stringify(timeoutText)
       }`,
     );
+  }
+  const upstreamClient = last("upstream-client") ?? "http1";
+  if (upstreamClient !== "http1" && upstreamClient !== "fetch") {
+    return fail(`--upstream-client must be http1 or fetch, got ${JSON.stringify(upstreamClient)}`);
   }
   const limits = connectionLimitsOf(last);
   if (typeof limits === "string") return fail(limits);
@@ -288,6 +297,7 @@ export async function serveCommand(
       adminListen,
       trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
       ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+      upstreamClient,
       ...limits,
       ...(remote !== null && { coordinator: remote }),
       ...(holder !== null && { coordinator: holder }),

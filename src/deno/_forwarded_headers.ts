@@ -80,14 +80,16 @@ export function dropHopByHop(original: Headers, copy: Headers): void {
 }
 
 /**
- * The headers to send upstream, as pairs for `fetch`: the end-to-end ones
- * but `Host` (fetch sets it from the upstream URL; the client's names us),
- * `X-Forwarded-For` extended with the client's address, and
+ * The headers to send upstream, as pairs: the end-to-end ones but `Host`
+ * (the upstream client sets it from the upstream URL; the client's names
+ * us), `X-Forwarded-For` extended with the client's address, and, for an
+ * upstream client that decodes bodies (`identity`, the default),
  * `Accept-Encoding: identity`.
  */
 export function upstreamRequestPairs(
   headers: Headers,
   clientAddress: string | null,
+  identity = true,
 ): [string, string][] {
   const pairs = endToEndPairs(headers, "host");
   let forwarded = clientAddress === null;
@@ -95,22 +97,26 @@ export function upstreamRequestPairs(
     if (pair[0] === "x-forwarded-for" && clientAddress !== null) {
       pair[1] = `${pair[1]}, ${clientAddress}`;
       forwarded = true;
-    } else if (pair[0] === "accept-encoding") {
+    } else if (pair[0] === "accept-encoding" && identity) {
       // Deno's fetch decompresses gzip and br bodies but keeps Content-Encoding, which would
       // mislabel what we pass on; only `identity` turns that off, so ask the upstream for it.
       pair[1] = "identity";
     }
   }
   if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
-  if (!pairs.some(([name]) => name === "accept-encoding")) {
+  if (identity && !pairs.some(([name]) => name === "accept-encoding")) {
     pairs.push(["accept-encoding", "identity"]);
   }
   return pairs;
 }
 
 /** {@linkcode upstreamRequestPairs} as `Headers`. */
-export function upstreamRequestHeaders(headers: Headers, clientAddress: string | null): Headers {
-  return new Headers(upstreamRequestPairs(headers, clientAddress));
+export function upstreamRequestHeaders(
+  headers: Headers,
+  clientAddress: string | null,
+  identity = true,
+): Headers {
+  return new Headers(upstreamRequestPairs(headers, clientAddress, identity));
 }
 
 /** The address `X-Forwarded-For` names: an IP, `null` for a Unix socket. */

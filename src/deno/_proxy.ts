@@ -1,7 +1,8 @@
 /**
  * The reverse-proxy handler behind the gateway: forwards a request to the
- * upstream and streams both bodies, as RFC 9110 §7.6.1 asks of an
- * intermediary (hop-by-hop headers stay on their hop).
+ * upstream through an upstream client (`upstream_client.ts`) and streams
+ * both bodies, as RFC 9110 §7.6.1 asks of an intermediary (hop-by-hop
+ * headers stay on their hop).
  *
  * @module
  */
@@ -12,6 +13,7 @@ import { type BodyDeadline, upstreamBody } from "./_upstream_body.ts";
 import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
 import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
+import { bodyInHand, type UpstreamClient } from "./upstream_client.ts";
 
 /** Options of {@linkcode reverseProxy}. */
 export interface ReverseProxyOptions {
@@ -21,6 +23,8 @@ export interface ReverseProxyOptions {
   requestTimeoutMs: number;
   /** Told why the upstream could not be reached (the 502 itself says no more). */
   onError?: ((error: unknown, request: Request) => void) | undefined;
+  /** What requests go through. */
+  client: UpstreamClient;
 }
 
 /**
@@ -40,7 +44,7 @@ export function reverseProxy(
 ): (c: Context<GatewayEnv>) => Promise<Response> {
   const origin = upstream.origin;
   const prefix = upstream.pathname.replace(/\/+$/, "");
-  const { clock, requestTimeoutMs, onError } = options;
+  const { clock, requestTimeoutMs, onError, client } = options;
   const deadlines = new Deadlines(clock);
   return async function proxy(c: Context<GatewayEnv>): Promise<Response> {
     const req = c.req.raw;
@@ -58,16 +62,16 @@ export function reverseProxy(
     );
     let res: Response;
     try {
-      const body = req.body;
-      res = await fetch(target, {
+      res = await client.fetch(target, {
         method: req.method,
-        headers: upstreamRequestPairs(req.headers, clientAddressOf(c.env?.remoteAddr)),
-        body,
-        redirect: "manual",
+        headers: upstreamRequestPairs(
+          req.headers,
+          clientAddressOf(c.env?.remoteAddr),
+          client.decodesContent,
+        ),
+        body: req.body,
         signal: controller.signal,
-        // A streamed request body needs half duplex (Fetch standard).
-        ...(body !== null && { duplex: "half" }),
-      } as RequestInit);
+      });
     } catch (e) {
       deadline.cancel();
       if (req.signal.aborted) {
@@ -84,6 +88,22 @@ export function reverseProxy(
     // The deadline covers the wait for response headers; the body streams freely, unless the
     // client goes away: then it bounds how long the body is read to its end.
     deadline.pause();
+    if (
+      res.body !== null && res.headers.has("transfer-encoding") && res.headers.has("content-length")
+    ) {
+      // RFC 9112 §6.3 item 3: "ought to be handled as an error". `fetch` frames such a body by
+      // its chunked coding but keeps both fields: passing Content-Length on would cut it short.
+      // (The HTTP/1.1 client refuses it itself.)
+      deadline.cancel();
+      res.body?.cancel().catch(() => {});
+      onError?.(new Error("the upstream sent both Transfer-Encoding and Content-Length"), req);
+      return c.text("Bad Gateway\n", 502);
+    }
+    if (bodyInHand(res) !== null) {
+      // All of it came with the head, and the response is ours to change: pass it on as it is.
+      dropHopByHop(res.headers, res.headers);
+      return res;
+    }
     const body = await upstreamBody(
       res.body,
       contentLengthOf(res.headers),

@@ -20,13 +20,21 @@ import { type GuardedServer, serveGuarded } from "./http_server.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
 import { valueError } from "../_shared/errors.ts";
 import { adminListenerHandler } from "./_admin_listener.ts";
+import {
+  fetchUpstreamClient,
+  http1UpstreamClient,
+  type UpstreamClient,
+} from "./upstream_client.ts";
 
 /** Where the gateway listens when not told: `127.0.0.1:8080`. */
 export const DEFAULT_GATEWAY_LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 8080 };
 
 /**
  * Starts the gateway: listening as soon as it returns. Needs `--allow-net`
- * for the listeners and the upstream. Both listeners run on
+ * for the listeners and the upstream. Requests reach the upstream through
+ * the pooled HTTP/1.1 client, or Deno's `fetch` with `upstreamClient:
+ * "fetch"`; shutting down closes the client's connections once the
+ * requests in flight are done. Both listeners run on
  * {@linkcode serveGuarded}: idle and half-sent connections are closed after
  * the header and idle timeouts, connections past `maxConnections` are
  * answered 503, and running out of file descriptors slows accepting down
@@ -56,6 +64,14 @@ export function serveGateway(options: GatewayOptions): Gateway {
   const clock = options.clock ?? systemClock;
   const limits = checkLimits("serve the gateway", options);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const clientKind = options.upstreamClient ?? "http1";
+  if (clientKind !== "http1" && clientKind !== "fetch") {
+    throw new TypeError(
+      `Cannot serve the gateway: upstreamClient must be "http1" or "fetch", got ${
+        JSON.stringify(clientKind)
+      }`,
+    );
+  }
   const apfOptions: ApfOptions<GatewayEnv> = {
     requestTimeoutMs,
     clock,
@@ -66,12 +82,15 @@ export function serveGateway(options: GatewayOptions): Gateway {
     ...(options.coordinator !== undefined && { coordinator: options.coordinator }),
   };
   const middleware = apf<GatewayEnv>(apfOptions);
+  const client: UpstreamClient = clientKind === "fetch"
+    ? fetchUpstreamClient()
+    : http1UpstreamClient({ clock });
 
   const app = new Hono<GatewayEnv>();
   app.use(middleware);
   app.all(
     "*",
-    reverseProxy(upstream, { clock, requestTimeoutMs, onError: options.onUpstreamError }),
+    reverseProxy(upstream, { clock, requestTimeoutMs, onError: options.onUpstreamError, client }),
   );
 
   const onListen = options.onListen;
@@ -100,6 +119,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     // The main listener is up but the admin one failed (port taken): stop it too.
     for (const server of servers) void server.shutdown();
     middleware.close();
+    void client.close();
     throw e;
   }
 
@@ -117,6 +137,8 @@ export function serveGateway(options: GatewayOptions): Gateway {
     stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => {
       unexpose();
       middleware.close();
+      // In-flight requests are done: what the client holds now is idle.
+      return client.close();
     });
     return stopping;
   };

@@ -68,6 +68,13 @@ export interface GatewayOptions extends ConnectionLimits {
   requestTimeoutMs?: number;
   /** Called once per listener when it listens. */
   onListen?: (addr: Deno.NetAddr, listener: "main" | "admin") => void;
+  /**
+   * How requests reach the upstream: `"http1"` (the default), a pooled
+   * HTTP/1.1 client with strict framing (RFC 9112), or `"fetch"`, Deno's
+   * own, for an upstream that speaks only HTTP/2 or that the HTTP/1.1
+   * client refuses. See `upstream_client.ts` for what each supports.
+   */
+  upstreamClient?: "http1" | "fetch";
   /** Told why the upstream could not be reached (each 502 or 504). */
   onUpstreamError?: (error: unknown, request: Request) => void;
   /**

@@ -10,7 +10,15 @@ Deno.test("apf serve --help prints the options", async () => {
   const { code, stdout } = await run(["serve", "--help"]);
   assert.equal(code, 0);
   assert.ok(stdout.startsWith(`usage: ${SERVE_USAGE}\n`));
-  for (const option of ["--upstream", "--admin-listen", "--trust-identity-headers", "SIGTERM"]) {
+  for (
+    const option of [
+      "--upstream",
+      "--admin-listen",
+      "--trust-identity-headers",
+      "--upstream-client",
+      "SIGTERM",
+    ]
+  ) {
     assert.ok(stdout.includes(option), option);
   }
   assert.match((await run(["help"])).stdout, /apf serve --upstream <url>/);
@@ -45,6 +53,10 @@ Deno.test("apf serve refuses bad options with exit 2, before listening", async (
       '--max-connections must be a positive integer, got "0"',
     ],
     [["--upstream", "http://x", "--bogus"], "unknown option --bogus"],
+    [
+      ["--upstream", "http://x", "--upstream-client", "h2"],
+      '--upstream-client must be http1 or fetch, got "h2"',
+    ],
     [
       ["--upstream", "http://x", "--coordinator", "http://c"],
       "--coordinator must be a ws:, wss:, redis:, rediss: URL or kv:PATH",
@@ -234,7 +246,7 @@ Deno.test('apf serve: an upstream error names the target and the cause, not only
   assert.match(
     err,
     new RegExp(
-      `apf serve: upstream error: GET http://127\\.0\\.0\\.1:${port}/base/x: fetch failed: .*Connection refused`,
+      `apf serve: upstream error: GET http://127\\.0\\.0\\.1:${port}/base/x: .*Connection refused`,
     ),
   );
   assert.ok(!err.includes("secret"), "the query stays out of the log");

@@ -333,6 +333,10 @@ Deno.test("serveGateway refuses a bad upstream or address at once", () => {
     });
   }
   assert.throws(
+    () => serveGateway({ upstream: "http://h", upstreamClient: "h2" as "http1" }),
+    /upstreamClient must be "http1" or "fetch", got "h2"/,
+  );
+  assert.throws(
     () => serveGateway({ upstream: "http://h", listen: { hostname: "127.0.0.1", port: 70000 } }),
     /listen must be \{ hostname, port \} with a port in 0\.\.65535, got \{"hostname":"127\.0\.0\.1","port":70000\}/,
   );

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `apf serve` against nginx as a reverse proxy, side by side in one run: the same upstream (an
+# nginx of its own answering "hello", one worker), in front of it nginx (one worker, keep-alive to
+# the upstream, limit_conn) and `apf serve` with each upstream client (`http1`, `fetch`; built-in
+# configuration, nothing waiting: wrk sends X-Remote-User alice of system:authenticated, so every
+# request is classified to global-default), started with the apf task's flags. Every server is
+# started first and warmed up, unpinned; then interleaved rounds run every variant at 16 and at 64
+# connections with wrk pinned to core 1. Prints one TSV line per measurement, then medians and the
+# paired ratio to nginx at the same connections (bench/gateway_nginx_summary.ts).
+#
+# nginx comes from Debian (nginx-light): installed with apt-get where missing and allowed; where it
+# cannot be, the script says so and measures the apf variants only.
+#
+# Usage: bench/gateway_nginx.sh [rounds=5] [seconds=10] [variants="nginx apf-http1 apf-fetch"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+seconds=${2:-10}
+read -r -a variants <<<"${3:-nginx apf-http1 apf-fetch}"
+out=${OUT:-$(mktemp /tmp/gateway_nginx.XXXXXX.tsv)}
+base_port=${BASE_PORT:-18380}
+headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
+work=$(mktemp -d /tmp/gateway_nginx.XXXXXX)
+
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+if [ ! -x "$nginx_bin" ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light) \
+    >/dev/null 2>&1 || true
+fi
+if [ ! -x "$nginx_bin" ]; then
+  echo "nginx is not installed and could not be: measuring the apf variants only" >&2
+  read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
+fi
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# An nginx of one worker with `server` as its only server block, in the foreground.
+nginx_with() {
+  local name=$1 server=$2
+  mkdir -p "$work/$name"
+  cat >"$work/$name/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $work/$name/nginx.pid;
+error_log $work/$name/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/$name;
+  proxy_temp_path $work/$name;
+  fastcgi_temp_path $work/$name;
+  uwsgi_temp_path $work/$name;
+  scgi_temp_path $work/$name;
+  $server
+}
+EOF
+  "$nginx_bin" -c "$work/$name/nginx.conf" -e "$work/$name/error.log" &
+  pids+=($!)
+}
+
+up_port=$base_port
+declare -A port
+if [ -x "$nginx_bin" ]; then
+  nginx_with upstream "server { listen 127.0.0.1:$up_port; keepalive_requests 100000;
+    location / { default_type text/plain; return 200 \"hello\"; } }"
+else
+  deno run --allow-net=127.0.0.1 --allow-env --allow-read bench/serve_wrk_server.ts upstream \
+    "$up_port" >/dev/null &
+  pids+=($!)
+fi
+# The apf task's flags, as `deno task apf` runs the gateway.
+read -r -a apf_flags <<<"$(deno eval --quiet 'const t = JSON.parse(Deno.readTextFileSync("deno.json")).tasks.apf.split(/\s+/); console.log(t.slice(2, t.indexOf("src/cli/main.ts")).join(" "))')"
+i=1
+for v in "${variants[@]}"; do
+  port[$v]=$((base_port + i))
+  i=$((i + 1))
+  case "$v" in
+  nginx)
+    nginx_with proxy "upstream up { server 127.0.0.1:$up_port; keepalive 256; }
+      limit_conn_zone \$server_name zone=perserver:1m;
+      server { listen 127.0.0.1:${port[$v]}; keepalive_requests 100000;
+        location / { limit_conn perserver 600; proxy_pass http://up;
+          proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+    ;;
+  apf-*)
+    deno run --quiet "${apf_flags[@]}" src/cli/main.ts serve --upstream "http://127.0.0.1:$up_port" \
+      --listen "127.0.0.1:${port[$v]}" --trust-identity-headers --upstream-client "${v#apf-}" \
+      >/dev/null &
+    pids+=($!)
+    ;;
+  *) echo "unknown variant $v" >&2 && exit 2 ;;
+  esac
+done
+for v in "${variants[@]}"; do
+  until curl -sf "${headers[@]}" "http://127.0.0.1:${port[$v]}/" >/dev/null; do sleep 0.2; done
+  taskset -c 1 wrk -t1 -c64 -d3s "${headers[@]}" "http://127.0.0.1:${port[$v]}/" >/dev/null
+done
+
+echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us\tnon2xx" | tee "$out"
+for r in $(seq 1 "$rounds"); do
+  for conns in 16 64; do
+    for v in "${variants[@]}"; do
+      taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "${headers[@]}" \
+        "http://127.0.0.1:${port[$v]}/" |
+        awk -v r="$r" -v v="$v@$conns" '
+          function us(s) { if (s ~ /us$/) return s + 0; if (s ~ /ms$/) return s * 1000; return s * 1e6 }
+          BEGIN { bad = 0 }
+          /^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) } /^Requests\/sec/ { rps = $2 }
+          /Non-2xx or 3xx responses/ { bad += $NF }
+          END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99, bad }' | tee -a "$out"
+    done
+  done
+done
+deno run --allow-read bench/gateway_nginx_summary.ts "$out"

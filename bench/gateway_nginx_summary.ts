@@ -1,0 +1,59 @@
+/**
+ * Summarizes bench/gateway_nginx.sh's TSV: per variant `<name>@<connections>`
+ * the median req/s, p50 and p99 over the rounds, and the paired ratio to
+ * nginx at the same connections: the median over the rounds of each
+ * round's ratio, steadier on a noisy machine than the ratio of the medians.
+ *
+ * Run: `deno run --allow-read bench/gateway_nginx_summary.ts results.tsv`.
+ *
+ * @module
+ */
+
+const [file] = Deno.args;
+if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
+const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
+const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[]; bad: number }>();
+const byRound = new Map<string, number>();
+for (const [round, v, rps, p50, p99, bad] of rows) {
+  byRound.set(`${round}\t${v}`, Number(rps));
+  const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [], bad: 0 };
+  e.rps.push(Number(rps));
+  e.p50.push(Number(p50));
+  e.p99.push(Number(p99));
+  e.bad += Number(bad);
+  byVariant.set(v!, e);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The median over the rounds of `v`'s req/s over nginx's at the same connections. */
+function vsNginx(v: string): number {
+  const conns = v.slice(v.indexOf("@"));
+  const ratios: number[] = [];
+  for (const [key, rps] of byRound) {
+    const [round, variant] = key.split("\t");
+    const ref = byRound.get(`${round}\tnginx${conns}`);
+    if (variant === v && ref !== undefined) ratios.push(rps / ref);
+  }
+  return ratios.length === 0 ? NaN : median(ratios);
+}
+
+const n = (x: number) => Math.round(x).toLocaleString("en");
+console.log(
+  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs nginx (paired) | non-2xx |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+for (const [v, e] of [...byVariant].sort(([a], [b]) => a.localeCompare(b))) {
+  const ratio = vsNginx(v);
+  console.log(
+    `| ${v} | ${n(median(e.rps))} | ${n(Math.min(...e.rps))}–${n(Math.max(...e.rps))} | ${
+      n(median(e.p50))
+    } µs | ${n(median(e.p99))} µs | ${
+      Number.isNaN(ratio) ? "–" : `${ratio.toFixed(2)}x`
+    } | ${e.bad} |`,
+  );
+}

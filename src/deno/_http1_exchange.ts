@@ -1,0 +1,258 @@
+/**
+ * One request and its response on one connection of the HTTP/1.1 upstream
+ * client. The head goes out in one write; the request body, if any, is
+ * written while the response is read, so that an upstream answering early
+ * is heard. The response resolves once its head has arrived: its body is
+ * the bytes themselves when they came with the head (nothing to wait for),
+ * else a stream that reads the socket only when its reader asks (a pull per
+ * read: the upstream is read no faster than the client takes the body).
+ *
+ * The connection goes back to its pool only when both bodies ended cleanly
+ * and the response lets it persist (RFC 9112 §9.3); any failure closes it.
+ * A body the upstream cuts short errors the stream: it never ends cleanly
+ * short of its length.
+ *
+ * @module
+ */
+
+import type { Http1Connection } from "./_http1_connection.ts";
+import { InvalidResponse, type ParsedHead, type ResponseEvents } from "./_http1_parser.ts";
+import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
+
+/**
+ * The connection failed before any byte of the response arrived: it may
+ * have been closed by the upstream while idle. `written` tells whether the
+ * request head had been written.
+ */
+export class NoResponse extends Error {
+  override name = "NoResponse";
+  readonly written: boolean;
+  constructor(written: boolean, cause: unknown) {
+    super("the upstream closed the connection without a response", { cause });
+    this.written = written;
+  }
+}
+
+/** One request to send. */
+export interface ExchangeRequest {
+  method: string;
+  head: RequestHead;
+  body: ReadableStream<Uint8Array> | null;
+  signal: AbortSignal | undefined;
+}
+
+/** Told once an exchange is over: whether its connection may carry another, and for how long. */
+export type ExchangeDone = (
+  conn: Http1Connection,
+  reusable: boolean,
+  keepAliveMs: number | null,
+) => void;
+
+/** Response bodies that came whole with their head, by response. */
+const wholeBodies = new WeakMap<Response, Uint8Array<ArrayBuffer>>();
+
+/**
+ * The body of `response` as bytes, when the HTTP/1.1 client had all of it
+ * with the head (a copy of what `response.body` gives); else `null`. Such a
+ * response is the caller's to change: its headers are not immutable.
+ */
+export function bodyInHand(response: Response): Uint8Array<ArrayBuffer> | null {
+  return wholeBodies.get(response) ?? null;
+}
+
+/** Sends `request` on `conn`; resolves with the response once its head has arrived. */
+export function exchange(
+  conn: Http1Connection,
+  request: ExchangeRequest,
+  done: ExchangeDone,
+): Promise<Response> {
+  return new Exchange(conn, request, done).run();
+}
+
+class Exchange implements ResponseEvents {
+  #conn: Http1Connection;
+  #req: ExchangeRequest;
+  #done: ExchangeDone;
+  #head: ParsedHead | null = null;
+  #chunks: Uint8Array<ArrayBuffer>[] = [];
+  #ended = false;
+  #failed = false;
+  #over = false;
+  #received = 0;
+  /** The request body being written, or `null`. */
+  #writing: Promise<void> | null = null;
+  /** Whether every byte of the request body is on the wire (true without one). */
+  #sent = true;
+  #onAbort = (): void => this.#fail();
+
+  constructor(conn: Http1Connection, req: ExchangeRequest, done: ExchangeDone) {
+    this.#conn = conn;
+    this.#req = req;
+    this.#done = done;
+  }
+
+  onHead(head: ParsedHead): void {
+    this.#head = head;
+  }
+
+  onBody(chunk: Uint8Array<ArrayBuffer>): void {
+    this.#chunks.push(chunk);
+  }
+
+  onEnd(): void {
+    this.#ended = true;
+  }
+
+  async run(): Promise<Response> {
+    const conn = this.#conn;
+    const { signal } = this.#req;
+    conn.parser.start(this.#req.method, this);
+    try {
+      signal?.throwIfAborted();
+      signal?.addEventListener("abort", this.#onAbort, { once: true });
+      try {
+        await conn.writeHead(this.#req.head.text);
+      } catch (e) {
+        throw new NoResponse(false, e);
+      }
+      if (this.#req.body !== null) this.#writeBody(this.#req.body);
+      while (this.#head === null) {
+        let bytes: Uint8Array | null;
+        try {
+          bytes = await conn.read();
+        } catch (e) {
+          if (this.#received === 0) throw new NoResponse(true, e);
+          throw e;
+        }
+        if (bytes === null) {
+          if (this.#received === 0) throw new NoResponse(true, null);
+          conn.parser.end(); // throws: the head had not ended
+        } else {
+          this.#received += bytes.length;
+          conn.parser.feed(bytes);
+        }
+      }
+      return this.#response(this.#head);
+    } catch (e) {
+      this.#fail();
+      throw signal?.aborted ? signal.reason : e;
+    }
+  }
+
+  #writeBody(body: ReadableStream<Uint8Array>): void {
+    this.#sent = false;
+    this.#writing = writeBody(this.#conn, body, this.#req.head, () => this.#sent = true).catch(
+      (e) => {
+        this.#failed = true;
+        // The upstream waits for bytes that will not come: end the exchange. A failed write is
+        // left to the response's read: the upstream may have answered before it stopped reading.
+        if (e instanceof BodySourceError) this.#fail();
+      },
+    );
+  }
+
+  #response(head: ParsedHead): Response {
+    let body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null = null;
+    let whole: Uint8Array<ArrayBuffer> | null = null;
+    if (head.framing.kind !== "none") {
+      if (this.#ended) body = whole = concat(this.#chunks);
+      else body = this.#stream();
+    }
+    let res: Response;
+    try {
+      // Fields appended one by one, repeated ones (several Set-Cookie) apart: on Deno, fields
+      // given to the constructor cost twice as much (it prepares them for Deno.serve).
+      res = new Response(body, { status: head.status, statusText: head.statusText });
+      const headers = res.headers;
+      const fields = head.headers;
+      for (let i = 0; i < fields.length; i += 2) headers.append(fields[i]!, fields[i + 1]!);
+    } catch (e) {
+      throw new InvalidResponse(`a status or field the Fetch API refuses: ${(e as Error).message}`);
+    }
+    if (whole !== null) wholeBodies.set(res, whole);
+    if (this.#ended) this.#settle();
+    return res;
+  }
+
+  #stream(): ReadableStream<Uint8Array> {
+    this.#conn.streaming();
+    return new ReadableStream<Uint8Array>({
+      pull: (controller) => this.#pull(controller),
+      cancel: () => this.#fail(),
+    }, { highWaterMark: 0 });
+  }
+
+  async #pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const conn = this.#conn;
+    try {
+      while (this.#chunks.length === 0 && !this.#ended) {
+        const bytes = await conn.read();
+        // The end of the connection ends a close-delimited body; any other, it leaves short.
+        if (bytes === null) conn.parser.end();
+        else conn.parser.feed(bytes);
+      }
+    } catch (e) {
+      this.#fail();
+      const { signal } = this.#req;
+      throw signal?.aborted ? signal.reason : e;
+    }
+    for (const chunk of this.#chunks) controller.enqueue(chunk);
+    this.#chunks.length = 0;
+    if (this.#ended) {
+      controller.close();
+      this.#settle();
+    }
+  }
+
+  /** The response has ended: over once the request body is written too. */
+  #settle(): void {
+    const writing = this.#writing;
+    if (writing === null) return this.#finish();
+    if (this.#sent) return void writing.then(() => this.#finish());
+    // The last write may just not have been told yet; past this turn's I/O, the upstream
+    // answered before it took the whole body and will not read the rest (RFC 9112 §9.5): stop
+    // sending it and close (the response itself is complete).
+    void Promise.race([writing, afterIo()]).then(() => {
+      if (this.#sent) void writing.then(() => this.#finish());
+      else this.#fail();
+    });
+  }
+
+  #fail(): void {
+    this.#failed = true;
+    void this.#conn.close();
+    this.#finish();
+  }
+
+  #finish(): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#req.signal?.removeEventListener("abort", this.#onAbort);
+    const head = this.#head;
+    const reusable = !this.#failed && this.#ended && head !== null &&
+      head.persistence.reusable && this.#conn.parser.leftover === 0 && !this.#conn.closed;
+    this.#done(this.#conn, reusable, head?.persistence.keepAliveMs ?? null);
+  }
+}
+
+/**
+ * Resolves once the event loop has polled for I/O again (`setImmediate`): a
+ * matter of order, not of time; no clock is read.
+ */
+function afterIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function concat(chunks: Uint8Array<ArrayBuffer>[]): Uint8Array<ArrayBuffer> {
+  if (chunks.length === 1) return chunks[0]!;
+  let size = 0;
+  for (const chunk of chunks) size += chunk.byteLength;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  chunks.length = 0;
+  return out;
+}

@@ -1,0 +1,199 @@
+/**
+ * Responses read with `http-parser-js` (its `HTTPParser` in `RESPONSE`
+ * mode), one parser per connection, reinitialized for each response. The
+ * parser splits lines and header fields; the framing it then follows is
+ * ours (`_http1_framing.ts`): once the header section is complete we set
+ * its length state to our decision. Where the parser is lenient, a few of
+ * its steps are replaced on the instance:
+ *
+ * - lines are decoded as Latin-1 (field values keep their obs-text bytes:
+ *   the parser's `ascii` would clear their high bits), a window of bytes
+ *   at a time, and counted: the status line and header section, and the
+ *   trailer section, get {@linkcode HEAD_LIMIT} bytes each, a chunk-size
+ *   line 4 KiB;
+ * - a header line that is no field (no colon, space before the colon, a
+ *   fold before any field) is an error, not skipped (RFC 9112 §5); so is
+ *   a status code of more than three digits (RFC 9112 §4);
+ * - a chunk-size line must be hexadecimal digits (RFC 9112 §7.1), where
+ *   the parser's `parseInt` would take `-5`, `0x10` or `zz` (as the end);
+ * - trailer fields are dropped (RFC 9112 §7.1.2 allows a recipient that
+ *   removes the chunked coding to discard them);
+ * - at the end of a final response the parser stops: what follows on the
+ *   connection is no response of ours, and is counted as left over.
+ *
+ * Those steps are in `_http1_parser_steps.ts`.
+ *
+ * @module
+ */
+
+import { HTTPParser } from "http-parser-js";
+import {
+  type Persistence,
+  persistence,
+  type ResponseFraming,
+  responseFraming,
+} from "./_http1_framing.ts";
+import {
+  HEAD_LIMIT,
+  InvalidResponse,
+  type ParserState,
+  strictParser,
+} from "./_http1_parser_steps.ts";
+
+export { HEAD_LIMIT, InvalidResponse };
+
+/** A final response's head, as the exchange needs it. */
+export interface ParsedHead {
+  readonly status: number;
+  readonly statusText: string;
+  /** Names and values, alternating, as received. */
+  readonly headers: string[];
+  /** Never `interim` nor `invalid`. */
+  readonly framing: ResponseFraming;
+  readonly persistence: Persistence;
+}
+
+/** Told what one response holds, in order: its head, body chunks, its end. */
+export interface ResponseEvents {
+  onHead(head: ParsedHead): void;
+  /** A chunk of the body (the coding removed), a copy the receiver keeps. */
+  onBody(chunk: Uint8Array): void;
+  onEnd(): void;
+}
+
+/** What the parser hands `kOnHeadersComplete` (its compatibility mode of Node 0.12+). */
+interface HeadInfo {
+  versionMajor: number;
+  versionMinor: number;
+  headers: string[];
+  statusCode: number;
+  statusMessage: string;
+}
+
+/**
+ * Most bytes one {@linkcode ResponseParser.feed} parses at once: the parser
+ * counts what it consumed after the end of a response against its own
+ * header limit (80 KiB), which a larger input could pass.
+ */
+const FEED_LIMIT = 64 * 1024;
+
+/** One response at a time on one connection. */
+export class ResponseParser {
+  #p: ParserState;
+  #events: ResponseEvents | null = null;
+  #method = "GET";
+  #interim = false;
+  #complete = false;
+  #leftover = 0;
+
+  constructor() {
+    const p = strictParser();
+    p[HTTPParser.kOnHeadersComplete] = (info: HeadInfo) => this.#head(info);
+    p[HTTPParser.kOnBody] = (chunk: Uint8Array) => this.#events!.onBody(chunk);
+    p[HTTPParser.kOnMessageComplete] = () => this.#end();
+    this.#p = p;
+  }
+
+  /** Gets ready for the response to a `method` request, told to `events`. */
+  start(method: string, events: ResponseEvents): void {
+    const p = this.#p;
+    p.reinitialize(HTTPParser.RESPONSE);
+    p.budget = HEAD_LIMIT;
+    p.stopped = false;
+    p.textChunk = null;
+    this.#method = method;
+    this.#events = events;
+    this.#interim = false;
+    this.#complete = false;
+    this.#leftover = 0;
+  }
+
+  /** Whether the response has ended. */
+  get complete(): boolean {
+    return this.#complete;
+  }
+
+  /** Bytes received after the end of the response (none on a sound connection). */
+  get leftover(): number {
+    return this.#leftover;
+  }
+
+  /**
+   * Parses `bytes` (not kept: the body chunks told are copies).
+   *
+   * @throws {InvalidResponse} when the response cannot be forwarded.
+   */
+  feed(bytes: Uint8Array): void {
+    for (let at = 0; at < bytes.length && !this.#complete; at += FEED_LIMIT) {
+      const part = at === 0 && bytes.length <= FEED_LIMIT
+        ? bytes
+        : bytes.subarray(at, at + FEED_LIMIT);
+      const result = this.#p.execute(part);
+      if (result instanceof Error) throw invalidOf(result);
+    }
+  }
+
+  /**
+   * The connection ended: that ends a body delimited by the close.
+   *
+   * @throws {InvalidResponse} when the response had not ended otherwise.
+   */
+  end(): void {
+    if (this.#complete) return;
+    const result = this.#p.finish();
+    if (result instanceof Error || !this.#complete) {
+      throw new InvalidResponse("the connection closed before the response ended");
+    }
+  }
+
+  #head(info: HeadInfo): number {
+    const head = {
+      method: this.#method,
+      status: info.statusCode,
+      versionMajor: info.versionMajor,
+      versionMinor: info.versionMinor,
+      headers: info.headers,
+    };
+    const framing = responseFraming(head);
+    if (framing.kind === "interim") {
+      this.#interim = true;
+      return 1; // no body; the final response follows on the same connection
+    }
+    if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
+    // The parser reads these once we return: make it follow our decision, not its own.
+    const p = this.#p;
+    p.isChunked = framing.kind === "chunked";
+    p.body_bytes = framing.kind === "length" ? framing.length : null;
+    this.#events!.onHead({
+      status: info.statusCode,
+      statusText: info.statusMessage,
+      headers: info.headers,
+      framing,
+      persistence: persistence(head, framing),
+    });
+    return framing.kind === "none" ? 1 : 0;
+  }
+
+  #end(): void {
+    if (this.#interim) {
+      // The parser reinitializes itself for the final response: a new head, a new budget.
+      this.#interim = false;
+      this.#p.budget = HEAD_LIMIT;
+      return;
+    }
+    this.#complete = true;
+    const p = this.#p;
+    // What follows is no response of ours: the parser stops at its next status line.
+    p.stopped = true;
+    this.#leftover = p.end - p.offset;
+    this.#events!.onEnd();
+  }
+}
+
+function invalidOf(error: Error): InvalidResponse {
+  if (error instanceof InvalidResponse) return error;
+  const code = (error as { code?: unknown }).code;
+  return new InvalidResponse(
+    `unparsable: ${error.message}${typeof code === "string" ? ` (${code})` : ""}`,
+  );
+}

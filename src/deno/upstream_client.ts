@@ -1,0 +1,243 @@
+/**
+ * How the gateway talks to its upstream: an {@linkcode UpstreamClient}, the
+ * seam the reverse proxy sends through. Two plug in:
+ *
+ * - {@linkcode http1UpstreamClient} (the default): HTTP/1.1 on
+ *   `Deno.connect` (and TLS over it for `https:`), with a bounded pool of
+ *   kept-alive connections per origin. Responses are parsed by
+ *   `http-parser-js`; framing follows RFC 9112 §6.3 (a response with both
+ *   `Transfer-Encoding` and `Content-Length`, any transfer coding but
+ *   `chunked`, an invalid `Content-Length`, a head over 64 KiB, a 101, are
+ *   refused: the proxy answers 502); 1xx interim responses are skipped,
+ *   trailers dropped, bodies stream both ways with backpressure, by length,
+ *   chunked, or until the upstream closes. An idle connection lives 30 s at
+ *   most: well inside nginx's 75 s and the 60 s of common load balancers,
+ *   so that we, not the upstream, close it, and long enough to keep a
+ *   steady load on warm connections. Upstreams that close sooner (Node's
+ *   and Apache's servers, after 5 s) are met by honouring `Keep-Alive:
+ *   timeout=N` (less a second), and by a read that watches each connection
+ *   idle for a second, which drops it as the upstream closes it. At most
+ *   256 idle connections are kept per origin; those in use are not
+ *   counted, as APF's seats already bound the requests in flight (a queue
+ *   here would wait behind the fair one). A request that finds its
+ *   kept-alive connection closed by the upstream before any byte of the
+ *   response arrived is sent once more on a new one (RFC 9112 §9.3.1), if
+ *   the upstream cannot have seen it (its head could not be written) or it
+ *   is idempotent with no body to send again (RFC 9110 §9.2.2).
+ * - {@linkcode fetchUpstreamClient}: Deno's `fetch`, for upstreams that
+ *   speak only HTTP/2, or that the HTTP/1.1 client refuses.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock } from "../fairqueuing/clock.ts";
+import { checkNumber } from "../_shared/errors.ts";
+import type { Origin } from "./_http1_connection.ts";
+import { exchange, NoResponse } from "./_http1_exchange.ts";
+import { mayRetry } from "./_http1_framing.ts";
+import { Http1Pool } from "./_http1_pool.ts";
+import { encodeHead } from "./_http1_request.ts";
+
+export { bodyInHand } from "./_http1_exchange.ts";
+
+/** What {@linkcode UpstreamClient.fetch} sends. */
+export interface UpstreamRequestInit {
+  /** The method, as received. */
+  method: string;
+  /** The header fields to send, as pairs (`Host` and the framing fields are the client's). */
+  headers: [string, string][];
+  /** The body, streamed as it is read, or `null`. */
+  body: ReadableStream<Uint8Array> | null;
+  /** Aborts the exchange: before the response head, the call rejects; after, the body fails. */
+  signal?: AbortSignal;
+}
+
+/** A client the gateway forwards requests through. */
+export interface UpstreamClient {
+  /** `"http1"` or `"fetch"`. */
+  readonly kind: "http1" | "fetch";
+  /**
+   * Whether response bodies come decoded (`fetch` decompresses gzip and br
+   * but keeps `Content-Encoding`): the proxy then asks the upstream for
+   * `Accept-Encoding: identity`.
+   */
+  readonly decodesContent: boolean;
+  /**
+   * Sends a request to `url` (absolute `http:` or `https:`; its path and
+   * query go as written) and resolves with the response once its head has
+   * arrived. Redirects are returned, never followed.
+   *
+   * @throws {TypeError} for a request that cannot be sent; rejects with the
+   * upstream's failure (unreachable, an invalid response) or the signal's reason.
+   */
+  fetch(url: string, init: UpstreamRequestInit): Promise<Response>;
+  /** Closes every connection and timer it holds (idempotent). */
+  close(): Promise<void>;
+}
+
+/**
+ * The `fetch` client: Deno's own, whatever the upstream speaks (HTTP/2
+ * included); keeps nothing of its own to close.
+ *
+ * @example
+ * ```ts
+ * import { fetchUpstreamClient } from "./upstream_client.ts";
+ * const client = fetchUpstreamClient();
+ * await client.close();
+ * ```
+ */
+export function fetchUpstreamClient(): UpstreamClient {
+  return {
+    kind: "fetch",
+    decodesContent: true,
+    fetch: (url, init) =>
+      fetch(url, {
+        method: init.method,
+        headers: init.headers,
+        body: init.body,
+        redirect: "manual",
+        ...(init.signal !== undefined && { signal: init.signal }),
+        // A streamed request body needs half duplex (Fetch standard).
+        ...(init.body !== null && { duplex: "half" }),
+      } as RequestInit),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Options of {@linkcode http1UpstreamClient}. */
+export interface Http1UpstreamClientOptions {
+  /** The clock of the idle timeouts (default: the system clock). */
+  clock?: Clock;
+  /** Most idle connections kept per origin (default 256). */
+  maxIdlePerOrigin?: number;
+  /** How long a connection may idle before it is closed, in ms (default 30,000). */
+  idleTimeoutMs?: number;
+  /** Root certificates (PEM) trusted for `https:` upstreams besides the default ones. */
+  caCerts?: readonly string[];
+}
+
+/** Idle connections kept per origin unless told otherwise. */
+export const DEFAULT_UPSTREAM_MAX_IDLE = 256;
+/** How long an upstream connection may idle unless told otherwise, in ms. */
+export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 30_000;
+
+/**
+ * The pooled HTTP/1.1 client (see the module's documentation for what it
+ * supports and refuses).
+ *
+ * @throws {RangeError} for a bound that is not a positive integer.
+ * @example
+ * ```ts ignore
+ * import { http1UpstreamClient } from "./upstream_client.ts";
+ * const client = http1UpstreamClient({ idleTimeoutMs: 10_000 });
+ * const res = await client.fetch("http://127.0.0.1:3000/health", {
+ *   method: "GET",
+ *   headers: [["accept", "text/plain"]],
+ *   body: null,
+ * });
+ * console.log(res.status, await res.text());
+ * await client.close();
+ * ```
+ */
+export function http1UpstreamClient(options: Http1UpstreamClientOptions = {}): UpstreamClient {
+  return new Http1UpstreamClient(options);
+}
+
+class Http1UpstreamClient implements UpstreamClient {
+  readonly kind = "http1";
+  readonly decodesContent = false;
+  #pools = new Map<string, Http1Pool>();
+  #clock: Clock;
+  #maxIdle: number;
+  #idleTimeoutMs: number;
+  #caCerts: readonly string[] | undefined;
+  #closed = false;
+
+  constructor(options: Http1UpstreamClientOptions) {
+    const maxIdle = options.maxIdlePerOrigin ?? DEFAULT_UPSTREAM_MAX_IDLE;
+    const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
+    checkNumber(
+      maxIdle,
+      (n) => Number.isInteger(n) && n >= 0,
+      () =>
+        `Cannot create the upstream client: maxIdlePerOrigin must be an integer >= 0, got ${maxIdle}`,
+    );
+    checkNumber(
+      idleTimeoutMs,
+      (n) => n > 0,
+      () => `Cannot create the upstream client: idleTimeoutMs must be > 0, got ${idleTimeoutMs}`,
+    );
+    this.#clock = options.clock ?? systemClock;
+    this.#maxIdle = maxIdle;
+    this.#idleTimeoutMs = idleTimeoutMs;
+    this.#caCerts = options.caCerts;
+  }
+
+  async fetch(url: string, init: UpstreamRequestInit): Promise<Response> {
+    const authorityEnd = url.indexOf("/", url.indexOf("//") + 2);
+    const end = authorityEnd < 0 ? url.length : authorityEnd;
+    const pool = this.#pools.get(url.slice(0, end)) ?? this.#poolFor(url.slice(0, end));
+    const hash = url.indexOf("#", end);
+    const target = authorityEnd < 0 ? "/" : url.slice(authorityEnd, hash < 0 ? undefined : hash);
+    const { method, body } = init;
+    const request = {
+      method,
+      head: encodeHead(method, target, pool.origin.host, init.headers, body !== null),
+      body,
+      signal: init.signal,
+    };
+    const kept = pool.take();
+    const conn = kept ?? await pool.dial(init.signal);
+    try {
+      return await exchange(conn, request, pool.done);
+    } catch (e) {
+      // RFC 9112 §9.3.1: a kept-alive connection the upstream closed while it idled.
+      if (
+        kept === null || !(e instanceof NoResponse) || init.signal?.aborted === true ||
+        !mayRetry(method, e.written, body !== null)
+      ) throw e;
+      return await exchange(await pool.dial(init.signal), request, pool.done);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  #poolFor(key: string): Http1Pool {
+    if (this.#closed) throw new TypeError(`Cannot send the request: the upstream client is closed`);
+    let url: URL | null = null;
+    try {
+      url = new URL(key);
+    } catch {
+      // reported below
+    }
+    if (
+      url === null || (url.protocol !== "http:" && url.protocol !== "https:") ||
+      /[?#@\s]/.test(key.slice(key.indexOf("//") + 2))
+    ) {
+      throw new TypeError(
+        `Cannot send the request: not an http: or https: origin: ${JSON.stringify(key)}`,
+      );
+    }
+    const tls = url.protocol === "https:";
+    const origin: Origin = {
+      key,
+      host: url.host,
+      hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: url.port === "" ? (tls ? 443 : 80) : Number(url.port),
+      tls,
+      caCerts: this.#caCerts,
+    };
+    const pool = new Http1Pool(origin, {
+      clock: this.#clock,
+      maxIdle: this.#maxIdle,
+      idleTimeoutMs: this.#idleTimeoutMs,
+    });
+    this.#pools.set(key, pool);
+    return pool;
+  }
+}
