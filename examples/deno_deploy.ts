@@ -10,13 +10,18 @@
  * Configuration is inline, so nothing is read from disk.
  *
  *   deno run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts   # locally
+ *   npx -y deno@2 run --unstable-kv --allow-net --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts   # with only Node and npm
  *   deployctl deploy --entrypoint=examples/deno_deploy.ts
  *
- * Two local processes sharing the seats through one KV file (with only Node
- * and npm, write `npx -y deno@2 run` for `deno run`):
+ * Two local processes sharing the seats through one KV file:
  *
  *   PORT=8001 APF_KV_PATH=/tmp/apf.sqlite deno run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
  *   PORT=8002 APF_KV_PATH=/tmp/apf.sqlite deno run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
+ *
+ * or, with only Node and npm:
+ *
+ *   PORT=8001 APF_KV_PATH=/tmp/apf.sqlite npx -y deno@2 run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
+ *   PORT=8002 APF_KV_PATH=/tmp/apf.sqlite npx -y deno@2 run --unstable-kv --allow-net --allow-read=/tmp --allow-write=/tmp --allow-env=LOG_TOKENS,LOG_STREAM,PORT,APF_KV_PATH examples/deno_deploy.ts
  *
  * (The YAML parser reads two environment variables; Deno Deploy grants them,
  * and sets neither `PORT` nor `APF_KV_PATH`: there, `Deno.openKv()` is the

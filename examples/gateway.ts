@@ -3,6 +3,7 @@
  * any HTTP upstream (what `apf serve` runs).
  *
  *   deno run --allow-net --allow-read --allow-env examples/gateway.ts
+ *   npx -y deno@2 run --allow-net --allow-read --allow-env examples/gateway.ts   # with only Node and npm
  *
  * @module
  */

@@ -2,6 +2,7 @@
  * A REST API on Deno with APF in front of every route.
  *
  *   deno run --allow-net --allow-read --allow-env examples/hono_app.ts
+ *   npx -y deno@2 run --allow-net --allow-read --allow-env examples/hono_app.ts   # with only Node and npm
  *
  * Identity, in order: an API key (`X-Api-Key`), a JWT verified by Hono's
  * `jwt` middleware (`Authorization: Bearer …`, secret in `JWT_SECRET`), else

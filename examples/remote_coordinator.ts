@@ -5,6 +5,11 @@
  *   deno task apf coordinator --listen 127.0.0.1:7070 --config examples/web-api.yaml --mandatory-only
  *   deno run --allow-net --allow-env examples/remote_coordinator.ts
  *
+ * or, with only Node and npm:
+ *
+ *   npx -y deno@2 task apf coordinator --listen 127.0.0.1:7070 --config examples/web-api.yaml --mandatory-only
+ *   npx -y deno@2 run --allow-net --allow-env examples/remote_coordinator.ts
+ *
  * @module
  */
 

@@ -1,5 +1,5 @@
 /**
- * The error class for a caller's mistake, as the README's "Errors" section
+ * The error class for a caller's mistake, as the "Errors" section of docs/library.md
  * rules: a `RangeError` for a number out of range, a `TypeError` otherwise.
  *
  * @module

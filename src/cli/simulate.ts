@@ -32,7 +32,7 @@ whole configuration: the classifier, the work estimator and the coordinator
 with borrowing; "config" lists manifests relative to the scenario file ([] or
 null: the built-in configuration only). There, "upstream" sends executed calls
 to a simulated pool of workers, and "serverConcurrencyLimit": "auto" learns
-the limit from their time in it (see the README).
+the limit from their time in it (see docs/cli.md).
 `,
 );
 

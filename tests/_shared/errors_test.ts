@@ -1,5 +1,5 @@
 /**
- * The README's "Errors" rule, across the package: the same mistake throws
+ * The "Errors" rule of docs/library.md, across the package: the same mistake throws
  * the same class wherever it is made. A number out of range is a
  * RangeError; the same check given something that is not a number, a
  * TypeError with the same message.

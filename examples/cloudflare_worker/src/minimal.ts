@@ -1,5 +1,6 @@
 /**
- * The smallest Worker with APF: the README's Cloudflare snippet, whole.
+ * The smallest Worker with APF: the snippet of `docs/cloudflare-workers.md`,
+ * whole.
  * `index.ts` is the full example (identity, operators' routes, WebSocket
  * clients); point `main` in `wrangler.jsonc` here to try this one.
  *
