@@ -13,25 +13,12 @@
  * @module
  */
 
+import { median, readWrkTsv } from "./_wrk_tsv.ts";
+
 const [file, reference] = Deno.args;
 if (file === undefined) throw new TypeError("Cannot summarize: give the TSV file");
-const rows = Deno.readTextFileSync(file).trim().split("\n").slice(1).map((l) => l.split("\t"));
-const byVariant = new Map<string, { rps: number[]; p50: number[]; p99: number[]; bad: number }>();
-const byRound = new Map<string, number>();
-for (const [round, v, rps, p50, p99, bad] of rows) {
-  byRound.set(`${round}\t${v}`, Number(rps));
-  const e = byVariant.get(v!) ?? { rps: [], p50: [], p99: [], bad: 0 };
-  e.rps.push(Number(rps));
-  e.p50.push(Number(p50));
-  e.p99.push(Number(p99));
-  e.bad += Number(bad);
-  byVariant.set(v!, e);
-}
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
+const { byVariant, byRound } = readWrkTsv(file);
+
 /** Median over the rounds of `v`'s req/s divided by `reference`'s in the same round. */
 function paired(v: string): number {
   const ratios: number[] = [];

@@ -9,19 +9,10 @@
 import type { GradientController } from "../../src/adaptive/gradient_controller.ts";
 import type { SampleOutcome } from "../../src/adaptive/types.ts";
 import type { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import { seededRandom } from "../../src/sim/_random.ts";
 
-/** A deterministic generator of numbers in [0, 1) (a 32-bit xorshift). */
-export function xorshift(seed: number): () => number {
-  let x = (seed * 2654435761) >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
+/** A deterministic generator of numbers in [0, 1): the simulator's own. */
+export const xorshift: (seed: number) => () => number = seededRandom;
 
 /** Settings of a {@linkcode ClosedLoopUpstream}. */
 export interface ClosedLoopOptions {
