@@ -108,12 +108,7 @@ for r in $(seq 1 "$rounds"); do
     for v in "${variants[@]}"; do
       taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "${headers[@]}" \
         "http://127.0.0.1:${port[$v]}/" |
-        awk -v r="$r" -v v="$v@$conns" '
-          function us(s) { if (s ~ /us$/) return s + 0; if (s ~ /ms$/) return s * 1000; return s * 1e6 }
-          BEGIN { bad = 0 }
-          /^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) } /^Requests\/sec/ { rps = $2 }
-          /Non-2xx or 3xx responses/ { bad += $NF }
-          END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99, bad }' | tee -a "$out"
+        awk -v r="$r" -v v="$v@$conns" -f bench/_wrk_line.awk | tee -a "$out"
     done
   done
 done
