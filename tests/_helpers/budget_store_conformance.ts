@@ -18,7 +18,8 @@ export interface StoreHarness {
   close(): void | Promise<void>;
 }
 
-const ledger = (claim: number, id = "h1"): Ledger => ({
+/** A ledger of one line, `id`'s, claiming `claim` seats, as a holder writes it. */
+export const ledger = (claim: number, id = "h1"): Ledger => ({
   holders: {
     [id]: {
       claim,

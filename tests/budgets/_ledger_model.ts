@@ -60,6 +60,17 @@ import { type LeaseTerms, settle, type Settlement } from "../../src/budgets/ledg
 import { LineWatch } from "../../src/budgets/line_watch.ts";
 import { MemoryBudgetStore } from "../../src/budgets/memory_store.ts";
 
+/** A forger's line: valid in shape, a billion seats, its lease "ending" in the year 30000. */
+export const FORGED_LINE = {
+  claim: 1e9,
+  demand: 0,
+  limit: 1e9,
+  beat: 1,
+  leaseMs: 2_000,
+  drainMs: 0,
+  expiresAt: 9.4e14,
+};
+
 /** The lease, drain and margin of every model run. */
 export const TERMS: LeaseTerms = { leaseMs: 3_000, drainMs: 1_000, marginMs: 400 };
 
@@ -481,17 +492,7 @@ export function runModel(
           store.put(LEVEL, "not a ledger");
           blindUntil = now + window; // every line is gone, as when the store forgets
         } else {
-          const line = step.kind === "huge"
-            ? {
-              claim: 1e9,
-              demand: 0,
-              limit: 1e9,
-              beat: 1,
-              leaseMs: 2_000,
-              drainMs: 0,
-              expiresAt: 9.4e14, // the year 30000
-            }
-            : { claim: "lots", demand: 0 };
+          const line = step.kind === "huge" ? FORGED_LINE : { claim: "lots", demand: 0 };
           store.put(LEVEL, { ...stored, holders: { ...stored.holders, [id]: line } });
         }
         break;

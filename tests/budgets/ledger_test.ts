@@ -16,6 +16,7 @@ import { LineWatch } from "../../src/budgets/line_watch.ts";
 import { readLedger } from "../../src/budgets/ledger_schema.ts";
 import {
   clocksArb,
+  FORGED_LINE,
   HEAL_PERIODS,
   HOLDERS,
   MAX_LIMIT,
@@ -136,15 +137,7 @@ Deno.test("settle: the smallest limit of the live holders holds", () => {
 Deno.test("settle: a line no holder could write holds its seats for one window from first sight, whatever it becomes, and is not written back", () => {
   const forged = {
     holders: {
-      forger: {
-        claim: 1e9,
-        demand: 0,
-        limit: 1e9,
-        beat: 1,
-        leaseMs: 2_000,
-        drainMs: 0,
-        expiresAt: 9.4e14,
-      },
+      forger: { ...FORGED_LINE },
       junk: { claim: "lots" },
     },
   };

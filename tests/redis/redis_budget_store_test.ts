@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import type { Ledger } from "../../src/budgets/ledger.ts";
+import { ledger } from "../_helpers/budget_store_conformance.ts";
 import { StoreRefusedError } from "../../src/budgets/store.ts";
 import { RedisBudgetStore, type RedisBudgetStoreOptions } from "../../src/redis/mod.ts";
 import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
@@ -26,20 +27,6 @@ if (REDIS_MISSING) {
     "redis-server is not installed (apt-get install redis-server): the tests of tests/redis/ that need it are ignored",
   );
 }
-
-const ledger = (claim: number): Ledger => ({
-  holders: {
-    h1: {
-      claim,
-      demand: claim,
-      limit: 10,
-      beat: 1,
-      leaseMs: 5_000,
-      drainMs: 5_000,
-      expiresAt: 1_700_000_000_000,
-    },
-  },
-});
 
 /** Runs `fn` with a fresh server and a store on it; closes both after. */
 function withRedis(
