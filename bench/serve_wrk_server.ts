@@ -14,7 +14,8 @@
  *
  *   and `<app>` one of `hello` (Hono, `GET *` → `hello`), `proxy` (Hono, the
  *   only handler `fetch`es the upstream: the gateway's performance
- *   baseline), `gateway` (what `serveGateway()` builds: `apf()` with the
+ *   baseline), `raw-proxy` (no Hono: the pooled HTTP/1.1 client's response
+ *   passed on as it comes, the floor of a proxy here), `gateway` (what `serveGateway()` builds: `apf()` with the
  *   front-proxy identity, then the reverse proxy) or `gateway-base` (the
  *   same from another checkout, `APF_BASELINE=<dir>`, e.g. from `git
  *   archive`, to compare a change with what it replaces in one run).
@@ -75,6 +76,19 @@ async function appOf(name: string, upstream: string | undefined): Promise<Guarde
       });
     });
     return (req, info) => hono.fetch(req, info);
+  }
+  if (name === "raw-proxy") {
+    // No Hono, no APF: the pooled client's request passed on as it comes (the floor of a proxy
+    // on this server and client).
+    const client = http1UpstreamClient();
+    return (req) => {
+      const url = req.url;
+      return client.fetch(origin + url.slice(url.indexOf("/", url.indexOf("//") + 2)), {
+        method: req.method,
+        headers: [],
+        body: req.body,
+      });
+    };
   }
   if (name === "gateway" || name === "gateway-base") {
     const clock = systemClock;

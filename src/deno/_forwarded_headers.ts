@@ -62,6 +62,23 @@ function addHopByHop(drop: Set<string> | null, name: string, value: string): Set
   return out;
 }
 
+/**
+ * The lower-case names to leave out of a message whose header fields are
+ * `fields` (names and values alternating, as received): its hop-by-hop
+ * fields and those its `Connection` lists; `null` when there are none. On
+ * the fields as they came, before any `Headers` holds them, this costs a
+ * lower-casing per name, where reading a `Headers` back (`forEach`) sorts
+ * and joins every field.
+ */
+export function hopByHopFieldNames(fields: readonly string[]): Set<string> | null {
+  let drop: Set<string> | null = null;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name)) drop = addHopByHop(drop, name, fields[i + 1]!);
+  }
+  return drop;
+}
+
 /** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
 export function endToEndHeaders(headers: Headers): Headers {
   return new Headers(endToEndPairs(headers));

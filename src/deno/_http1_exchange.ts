@@ -18,6 +18,7 @@
 import type { Http1Connection } from "./_http1_connection.ts";
 import { InvalidResponse, type ParsedHead, type ResponseEvents } from "./_http1_parser.ts";
 import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
+import { hopByHopFieldNames } from "./_forwarded_headers.ts";
 
 /**
  * The connection failed before any byte of the response arrived: it may
@@ -165,7 +166,13 @@ class Exchange implements ResponseEvents {
       res = new Response(body, { status: head.status, statusText: head.statusText });
       const headers = res.headers;
       const fields = head.headers;
-      for (let i = 0; i < fields.length; i += 2) headers.append(fields[i]!, fields[i + 1]!);
+      // End-to-end fields only (RFC 9110 §7.6.1): the hop-by-hop ones described this connection.
+      const drop = hopByHopFieldNames(fields);
+      for (let i = 0; i < fields.length; i += 2) {
+        if (drop === null || !drop.has(fields[i]!.toLowerCase())) {
+          headers.append(fields[i]!, fields[i + 1]!);
+        }
+      }
     } catch (e) {
       throw new InvalidResponse(`a status or field the Fetch API refuses: ${(e as Error).message}`);
     }

@@ -88,6 +88,12 @@ export function reverseProxy(
     // The deadline covers the wait for response headers; the body streams freely, unless the
     // client goes away: then it bounds how long the body is read to its end.
     deadline.pause();
+    if (bodyInHand(res) !== null) {
+      // All of it came with the head, end-to-end fields only, and the response is ours to change:
+      // pass it on as it is (not reading `res.body`, which would turn the bytes into a stream
+      // Deno.serve must pump).
+      return res;
+    }
     if (
       res.body !== null && res.headers.has("transfer-encoding") && res.headers.has("content-length")
     ) {
@@ -98,11 +104,6 @@ export function reverseProxy(
       res.body?.cancel().catch(() => {});
       onError?.(new Error("the upstream sent both Transfer-Encoding and Content-Length"), req);
       return c.text("Bad Gateway\n", 502);
-    }
-    if (bodyInHand(res) !== null) {
-      // All of it came with the head, and the response is ours to change: pass it on as it is.
-      dropHopByHop(res.headers, res.headers);
-      return res;
     }
     const body = await upstreamBody(
       res.body,
@@ -116,7 +117,7 @@ export function reverseProxy(
       statusText: res.statusText,
       headers: res.headers,
     });
-    dropHopByHop(res.headers, out.headers);
+    if (!client.endToEnd) dropHopByHop(res.headers, out.headers);
     return out;
   };
 }

@@ -63,6 +63,12 @@ export interface UpstreamClient {
    */
   readonly decodesContent: boolean;
   /**
+   * Whether responses carry their end-to-end fields only (the HTTP/1.1
+   * client leaves out the hop-by-hop ones as it reads them); `fetch` keeps
+   * them, for the proxy to drop.
+   */
+  readonly endToEnd: boolean;
+  /**
    * Sends a request to `url` (absolute `http:` or `https:`; its path and
    * query go as written) and resolves with the response once its head has
    * arrived. Redirects are returned, never followed.
@@ -90,6 +96,7 @@ export function fetchUpstreamClient(): UpstreamClient {
   return {
     kind: "fetch",
     decodesContent: true,
+    endToEnd: false,
     fetch: (url, init) =>
       fetch(url, {
         method: init.method,
@@ -146,6 +153,7 @@ export function http1UpstreamClient(options: Http1UpstreamClientOptions = {}): U
 class Http1UpstreamClient implements UpstreamClient {
   readonly kind = "http1";
   readonly decodesContent = false;
+  readonly endToEnd = true;
   #pools = new Map<string, Http1Pool>();
   #clock: Clock;
   #maxIdle: number;

@@ -3,6 +3,7 @@ import {
   clientAddressOf,
   endToEndHeaders,
   HOP_BY_HOP_HEADERS,
+  hopByHopFieldNames,
   upstreamRequestHeaders,
 } from "../../src/deno/_forwarded_headers.ts";
 
@@ -26,6 +27,25 @@ Deno.test("endToEndHeaders drops hop-by-hop headers and those Connection names",
   ]);
   assert.ok(HOP_BY_HOP_HEADERS.includes("proxy-authenticate"));
   assert.equal(headers.get("x-one"), "1", "the input is not changed");
+});
+
+Deno.test("hopByHopFieldNames names what to leave out of fields as received, in lower case", () => {
+  assert.deepEqual(
+    hopByHopFieldNames([
+      "Content-Type",
+      "text/plain",
+      "CONNECTION",
+      "Keep-Alive, X-One , bad header",
+      "connection",
+      "x-two",
+      "X-One",
+      "1",
+      "Transfer-Encoding",
+      "chunked",
+    ]),
+    new Set(["connection", "keep-alive", "x-one", "x-two", "transfer-encoding"]),
+  );
+  assert.equal(hopByHopFieldNames(["Content-Length", "5", "Server", "nginx"]), null);
 });
 
 Deno.test("upstreamRequestHeaders extends X-Forwarded-For, drops Host, asks for identity", () => {
