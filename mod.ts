@@ -1,9 +1,11 @@
 /**
  * `@apf/edge`: Kubernetes API Priority and Fairness for edge and serverless
  * HTTP apps. This entry point is the portable core (Web APIs only): the
- * flowcontrol configuration model, classification, fair queuing, and the
- * coordinator that hands out seats. The simulator is `@apf/edge/sim`, the
- * command line `@apf/edge/cli`, the Deno helpers `@apf/edge/deno`.
+ * flowcontrol configuration model, classification, work estimation, the
+ * coordinator that hands out seats, seat budgets, metrics and the admin
+ * routes. The simulator and the queue set of one priority level that it runs
+ * are `@apf/edge/sim`, the command line `@apf/edge/cli`, the Deno helpers
+ * `@apf/edge/deno`.
  *
  * @example
  * ```ts
@@ -18,7 +20,6 @@
 export {
   bootstrapConfiguration,
   type ConfigOption,
-  type ConfigurationDiff,
   ConfigurationError,
   type ConfigurationInput,
   type EffectiveConfiguration,
@@ -27,17 +28,13 @@ export {
   type EffectiveOptions,
   type EffectivePriorityLevel,
   type ExemptPriorityLevelConfiguration,
-  type FieldError,
   FLOWCONTROL_V1,
   type FlowControlConfiguration,
-  type FlowControlObject,
-  type FlowControlVersion,
   type FlowDistinguisherMethod,
   type FlowDistinguisherMethodType,
   type FlowSchema,
   type FlowSchemaSpec,
   type GroupSubject,
-  type KindDiff,
   type LevelLimits,
   type LimitedPriorityLevelConfiguration,
   type LimitResponse,
@@ -67,7 +64,6 @@ export {
   Classifier,
   describeRequest,
   type FlowHash,
-  flowHash,
   type FrontProxyHeaderOptions,
   frontProxyIdentity,
   IdentityError,
@@ -87,16 +83,10 @@ export {
 export {
   type Clock,
   type Decision,
-  type ExemptQueueSetConfig,
   FakeEventClock,
   type FinishOptions,
   type IntegratorResults,
-  type LimitedQueueSetConfig,
-  QueueSet,
-  type QueueSetConfig,
-  type QueueSetConfigChange,
   type QueueSetObserver,
-  type QueueSetQueuing,
   type QueueSetRequest,
   type QueueSetSnapshot,
   type QueueSnapshot,
@@ -105,7 +95,6 @@ export {
   type RequestDetails,
   type RequestSnapshot,
   type SnapshotOptions,
-  type StartRequestInit,
   systemClock,
   type Timer,
   type WorkEstimate,

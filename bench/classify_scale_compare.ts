@@ -16,8 +16,8 @@
  * tree's import map. Without a directory (or with `""`), only "after" runs.
  */
 
-import { Classifier, flowHash } from "../mod.ts";
-import { FLOW_CACHE_LIMIT } from "../src/classify/mod.ts";
+import { Classifier } from "../mod.ts";
+import { FLOW_CACHE_LIMIT, flowHash } from "../src/classify/mod.ts";
 import { FlowCache } from "../src/classify/_flow_cache.ts";
 import {
   type ClassifierLike,

@@ -44,13 +44,11 @@ import {
   effectiveConfiguration,
   EmbeddedCoordinator,
   FakeEventClock,
-  QueueSet,
-  type QueueSetConfig,
   type QueueSetRequest,
   type Seat,
   type SeatRequest,
-  type StartRequestInit,
 } from "../mod.ts";
+import { QueueSet, type QueueSetConfig, type StartRequestInit } from "../src/fairqueuing/mod.ts";
 import { FlowcontrolMetrics } from "../src/observe/mod.ts";
 import { configOf, limited } from "../tests/_helpers/coordinator_config.ts";
 

@@ -14,7 +14,12 @@
  * observer.
  */
 
-import { FakeEventClock, QueueSet, type QueueSetObserver, type QueueSetRequest } from "../mod.ts";
+import {
+  FakeEventClock,
+  QueueSet,
+  type QueueSetObserver,
+  type QueueSetRequest,
+} from "../src/fairqueuing/mod.ts";
 import type { RequestDescriptor } from "../src/fairqueuing/types.ts";
 import { FlowcontrolMetrics } from "../src/observe/mod.ts";
 

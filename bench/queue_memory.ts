@@ -31,7 +31,12 @@
  * created, with the emptied queue set still alive and the handles dropped.
  */
 
-import { FakeEventClock, QueueSet, type QueueSetRequest, type StartRequestInit } from "../mod.ts";
+import {
+  FakeEventClock,
+  QueueSet,
+  type QueueSetRequest,
+  type StartRequestInit,
+} from "../src/fairqueuing/mod.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) {

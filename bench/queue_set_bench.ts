@@ -24,10 +24,12 @@
  * that a busy machine slows them all alike.
  */
 
-import { FakeEventClock, QueueSet, type QueueSetRequest } from "../mod.ts";
 import {
   Dealer,
   ESTIMATED_SERVICE_DURATION_MS,
+  FakeEventClock,
+  QueueSet,
+  type QueueSetRequest,
   seatsTimesDuration,
 } from "../src/fairqueuing/mod.ts";
 

@@ -27,7 +27,8 @@
  * so that the numbers show the load was real.
  */
 
-import { type Scenario, scenarioFromJson, simulate } from "../src/sim/mod.ts";
+import { type Scenario, scenarioFromJson } from "../src/sim/mod.ts";
+import { simulate } from "../src/sim/run.ts";
 
 const CLIENTS = 1000;
 const MASK = (1n << 64n) - 1n;

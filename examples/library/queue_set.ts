@@ -10,7 +10,8 @@
  */
 
 import { classification, handle } from "./_context.ts";
-import { FakeEventClock, QueueSet } from "@apf/edge";
+import { FakeEventClock } from "@apf/edge";
+import { QueueSet } from "@apf/edge/sim";
 
 const clock = new FakeEventClock(); // or omit `clock` for the real one
 const level = new QueueSet(

@@ -27,7 +27,7 @@ const MAX_UINT64 = (1n << 64n) - 1n;
  *
  * @example
  * ```ts
- * import { flowHash } from "@apf/edge";
+ * import { flowHash } from "./mod.ts";
  * flowHash("global-default", "alice"); // { hi: 0xf4de3bd4, lo: 0x2ccdf6b7 }
  * ```
  */

@@ -233,6 +233,7 @@ export class LevelHost {
    * the frames received; it sends through `send`.
    *
    * @throws {TypeError} when the object has no configuration yet.
+   * @internal For the level object.
    */
   connect(
     send: (text: string) => void,

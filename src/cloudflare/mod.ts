@@ -13,11 +13,7 @@
  */
 
 export { type CloudflareAdminOptions, cloudflareAdminRoutes } from "./admin.ts";
-export {
-  type BudgetCoordinatorOptions,
-  cloudflareBudgetCoordinator,
-  levelObjectsBudgetStore,
-} from "./budgets.ts";
+export { type BudgetCoordinatorOptions, cloudflareBudgetCoordinator } from "./budgets.ts";
 export { BudgetHolderObject, type HeldAdmission, HeldSeatTarget } from "./holder_object.ts";
 export {
   CallerLiveness,
@@ -27,10 +23,9 @@ export {
   type WorkerCoordinatorStats,
 } from "./coordinator.ts";
 export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
-export { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
+export type { ApfBindings } from "./env.ts";
 export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
 export type { ControllerConfigurationInput, StoredConfiguration } from "./_controller_host.ts";
-export type { ClientConnection } from "../server/seat_server.ts";
 export type { SessionAdmission } from "../server/sessions.ts";
 export type {
   LevelHost,

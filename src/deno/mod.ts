@@ -12,21 +12,18 @@
  */
 
 export { loadConfigurationFiles } from "./config_files.ts";
-export { DEFAULT_GATEWAY_LISTEN, serveGateway } from "./gateway.ts";
+export { serveGateway } from "./gateway.ts";
 export type { Gateway, GatewayMiddleware, GatewayOptions, ListenAddress } from "./gateway_types.ts";
 export {
   type CoordinatorServer,
   type CoordinatorServerOptions,
-  DEFAULT_COORDINATOR_LISTEN,
   type ReloadResult,
   serveCoordinator,
 } from "./coordinator_server.ts";
+export type { ConfigurationDiff, KindDiff } from "../config/mod.ts";
 export type { SessionStats } from "../server/sessions.ts";
 export {
   type ConnectionLimits,
-  DEFAULT_HEADER_TIMEOUT_MS,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_CONNECTIONS,
   type GuardedHandler,
   type GuardedServeOptions,
   type GuardedServer,

@@ -205,7 +205,8 @@ export interface QueueSetOptions {
  *
  * @example
  * ```ts
- * import { FakeEventClock, QueueSet } from "@apf/edge";
+ * import { FakeEventClock } from "@apf/edge";
+ * import { QueueSet } from "@apf/edge/sim";
  * const clock = new FakeEventClock();
  * const qs = new QueueSet(
  *   { type: "Limited", concurrencyLimit: 1, queuing: { queues: 8, queueLengthLimit: 10, handSize: 2 } },

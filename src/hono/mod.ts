@@ -17,9 +17,4 @@
 
 export { apf, type ApfMiddleware } from "./middleware.ts";
 export type { ApfEnv, ApfOptions, ApfRejection, ApfState, ApfVariables } from "./types.ts";
-export {
-  FLOW_SCHEMA_UID_HEADER,
-  PRIORITY_LEVEL_UID_HEADER,
-  TOO_MANY_REQUESTS_BODY,
-} from "./_response.ts";
-export { type AdminOptions, apfAdminRoutes, bearerToken, DEBUG_PREFIX } from "./admin.ts";
+export { type AdminOptions, apfAdminRoutes, bearerToken } from "./admin.ts";

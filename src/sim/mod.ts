@@ -3,12 +3,13 @@
  * closed-loop clients run against one priority level on a simulated clock,
  * and the max-min fair allocation their results are judged against; and
  * whole-configuration scenarios, optionally in front of a worker-pool
- * upstream with a learned server concurrency limit.
+ * upstream with a learned server concurrency limit. The queue set of one
+ * priority level that it runs ({@linkcode QueueSet}) is here too.
  *
  * @example
  * ```ts
- * import { fairAlloc, parseScenario, runScenario, uniformDemands } from "@apf/edge/sim";
- * const scenario = parseScenario('{"durationMs": 10000}');
+ * import { fairAlloc, runScenario, scenarioFromJson, uniformDemands } from "@apf/edge/sim";
+ * const scenario = scenarioFromJson({ durationMs: 10_000 });
  * const result = runScenario(scenario);
  * const fair = fairAlloc(uniformDemands(scenario, 1), scenario.priorityLevel.concurrencyLimit);
  * console.log(result.clients.map((c, i) => `${c.name}: ${c.averageSeats.at(-1)} vs ${fair[i]}`));
@@ -26,17 +27,9 @@ export type {
   SeatDemandSummary,
   SimulationResult,
 } from "./types.ts";
-export {
-  MAX_CALLS,
-  MAX_CLIENTS,
-  MAX_THREADS,
-  MAX_TOTAL_CALLS,
-  parseScenario,
-  ScenarioError,
-  scenarioFromJson,
-} from "./scenario.ts";
+export { ScenarioError, scenarioFromJson } from "./scenario.ts";
 export { fairAlloc, uniformDemands } from "./fair_alloc.ts";
-export { callbackBudget, runScenario, simulate, type SimulationRun } from "./run.ts";
+export { runScenario } from "./run.ts";
 export type {
   AdaptiveResult,
   AdaptiveTracePoint,
@@ -51,11 +44,7 @@ export type {
   ModeResult,
   WaitSummary,
 } from "./config_types.ts";
-export {
-  configScenarioFromJson,
-  MAX_CONFIG_DURATION_MS,
-  MAX_CONFIG_THREADS,
-} from "./config_scenario.ts";
+export { configScenarioFromJson } from "./config_scenario.ts";
 export { type ConfigRunOptions, runConfigScenario } from "./config_run.ts";
 export type {
   InFlightSummary,
@@ -70,3 +59,12 @@ export type {
   GradientSnapshot,
   ResolvedGradientOptions,
 } from "../adaptive/mod.ts";
+export {
+  type ExemptQueueSetConfig,
+  type LimitedQueueSetConfig,
+  QueueSet,
+  type QueueSetConfig,
+  type QueueSetConfigChange,
+  type QueueSetQueuing,
+  type StartRequestInit,
+} from "../fairqueuing/mod.ts";

@@ -56,8 +56,9 @@ const CALLBACKS_PER_CALL = 5;
  *
  * @example
  * ```ts
- * import { callbackBudget, parseScenario } from "@apf/edge/sim";
- * callbackBudget(parseScenario("{}")); // 8 threads + 5 · 160 calls = 808
+ * import { callbackBudget } from "./run.ts";
+ * import { scenarioFromJson } from "./scenario.ts";
+ * callbackBudget(scenarioFromJson({})); // 8 threads + 5 · 160 calls = 808
  * ```
  */
 export function callbackBudget(scenario: Scenario): number {
@@ -88,8 +89,9 @@ function threadStartMs(i: number, j: number): number {
  *
  * @example
  * ```ts
- * import { parseScenario, simulate } from "@apf/edge/sim";
- * const run = simulate(parseScenario("{}"));
+ * import { simulate } from "./run.ts";
+ * import { scenarioFromJson } from "./scenario.ts";
+ * const run = simulate(scenarioFromJson({}));
  * run.result.clients[0]?.averageSeats; // about [4]
  * ```
  */
@@ -150,8 +152,8 @@ export function simulate(scenario: Scenario): SimulationRun {
  *
  * @example
  * ```ts
- * import { parseScenario, runScenario } from "@apf/edge/sim";
- * const result = runScenario(parseScenario('{"durationMs": 20000}'));
+ * import { runScenario, scenarioFromJson } from "@apf/edge/sim";
+ * const result = runScenario(scenarioFromJson({ durationMs: 20_000 }));
  * console.log(JSON.stringify(result));
  * ```
  */

@@ -48,7 +48,7 @@ const TWO_64 = 1n << 64n;
  *
  * @example
  * ```ts
- * import { parseScenario } from "@apf/edge/sim";
+ * import { parseScenario } from "./scenario.ts";
  * const s = parseScenario('{"durationMs": 1000, "clients": [{"threads": 2}]}');
  * s.clients[0]!.flowHash; // 1001001001n
  * s.priorityLevel.queuing; // { queues: 9, queueLengthLimit: 8, handSize: 1 }

@@ -12,9 +12,9 @@ import {
   EmbeddedCoordinator,
   FakeEventClock,
   ObjectCountTracker,
-  QueueSet,
   resolveConfiguration,
 } from "../../mod.ts";
+import { QueueSet } from "../../src/fairqueuing/mod.ts";
 import { Coalescer } from "../../src/protocol/mod.ts";
 import { computeLevelLimits } from "../../src/config/mod.ts";
 import { DroppedRequestsTracker } from "../../src/coordinator/mod.ts";

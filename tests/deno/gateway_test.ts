@@ -4,7 +4,7 @@ import {
   FLOW_SCHEMA_UID_HEADER,
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
-} from "../../src/hono/mod.ts";
+} from "../../src/hono/_response.ts";
 import { smallConfig } from "./_helpers.ts";
 import { sleep } from "../_helpers/real_time.ts";
 import { tenantsManifest } from "../_helpers/tenants.ts";

@@ -2,14 +2,12 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
 import { objectUid } from "../../src/config/mod.ts";
+import { apf, type ApfEnv, type ApfOptions } from "../../src/hono/mod.ts";
 import {
-  apf,
-  type ApfEnv,
-  type ApfOptions,
   FLOW_SCHEMA_UID_HEADER,
   PRIORITY_LEVEL_UID_HEADER,
   TOO_MANY_REQUESTS_BODY,
-} from "../../src/hono/mod.ts";
+} from "../../src/hono/_response.ts";
 import { settle } from "../_helpers/settle.ts";
 import { slowRoute, tinyConfig } from "./_helpers.ts";
 
