@@ -127,6 +127,36 @@ export function upstreamRequestPairs(
   return pairs;
 }
 
+/**
+ * {@linkcode upstreamRequestPairs} for a request whose fields are at hand
+ * as received (names and values alternating): the end-to-end ones but
+ * `Host`, names as they came, `X-Forwarded-For` extended with
+ * `clientAddress`. For a client that sends bodies as they are (no
+ * `Accept-Encoding` rewrite).
+ */
+export function upstreamFieldPairs(
+  fields: readonly string[],
+  clientAddress: string | null,
+): [string, string][] {
+  const drop = hopByHopFieldNames(fields);
+  const pairs: [string, string][] = [];
+  let forwarded = clientAddress === null;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i]!;
+    let value = fields[i + 1]!;
+    // Most names are neither `Host` (4) nor `X-Forwarded-For` (15): compare lengths first.
+    if (name.length === 4 && name.toLowerCase() === "host") continue;
+    if (drop !== null && drop.has(name.toLowerCase())) continue;
+    if (!forwarded && name.length === 15 && name.toLowerCase() === "x-forwarded-for") {
+      value = `${value}, ${clientAddress}`;
+      forwarded = true;
+    }
+    pairs.push([name, value]);
+  }
+  if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
+  return pairs;
+}
+
 /** {@linkcode upstreamRequestPairs} as `Headers`. */
 export function upstreamRequestHeaders(
   headers: Headers,

@@ -16,7 +16,7 @@
  */
 
 import type { Http1Connection } from "./_http1_connection.ts";
-import { InvalidResponse, type ParsedHead, type ResponseEvents } from "./_http1_parser.ts";
+import type { ParsedHead, ResponseEvents } from "./_http1_parser.ts";
 import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
 import { hopByHopFieldNames } from "./_forwarded_headers.ts";
 
@@ -49,24 +49,34 @@ export type ExchangeDone = (
   keepAliveMs: number | null,
 ) => void;
 
-/** Response bodies that came whole with their head, by response. */
-const wholeBodies = new WeakMap<Response, Uint8Array<ArrayBuffer>>();
-
 /**
- * The body of `response` as bytes, when the HTTP/1.1 client had all of it
- * with the head (a copy of what `response.body` gives); else `null`. Such a
- * response is the caller's to change: its headers are not immutable.
+ * A response as the HTTP/1.1 client read it: its head, and its body, or
+ * what will give it.
  */
-export function bodyInHand(response: Response): Uint8Array<ArrayBuffer> | null {
-  return wholeBodies.get(response) ?? null;
+export interface UpstreamReply {
+  readonly status: number;
+  readonly statusText: string;
+  /**
+   * Its end-to-end fields, names and values alternating, as received (the
+   * hop-by-hop ones, and those `Connection` lists, left out: RFC 9110
+   * §7.6.1).
+   */
+  readonly fields: string[];
+  /** The body's length when the upstream framed it by `Content-Length`, else `null`. */
+  readonly length: number | null;
+  /**
+   * The whole body when it came with the head, a stream of it otherwise
+   * (read from the connection as it is pulled), `null` when there is none.
+   */
+  readonly body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
 }
 
-/** Sends `request` on `conn`; resolves with the response once its head has arrived. */
+/** Sends `request` on `conn`; resolves with the reply once its head has arrived. */
 export function exchange(
   conn: Http1Connection,
   request: ExchangeRequest,
   done: ExchangeDone,
-): Promise<Response> {
+): Promise<UpstreamReply> {
   return new Exchange(conn, request, done).run();
 }
 
@@ -104,7 +114,7 @@ class Exchange implements ResponseEvents {
     this.#ended = true;
   }
 
-  async run(): Promise<Response> {
+  async run(): Promise<UpstreamReply> {
     const conn = this.#conn;
     const { signal } = this.#req;
     conn.parser.start(this.#req.method, this);
@@ -133,7 +143,7 @@ class Exchange implements ResponseEvents {
           conn.parser.feed(bytes);
         }
       }
-      return this.#response(this.#head);
+      return this.#reply(this.#head);
     } catch (e) {
       this.#fail();
       throw signal?.aborted ? signal.reason : e;
@@ -152,33 +162,29 @@ class Exchange implements ResponseEvents {
     );
   }
 
-  #response(head: ParsedHead): Response {
+  #reply(head: ParsedHead): UpstreamReply {
     let body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null = null;
-    let whole: Uint8Array<ArrayBuffer> | null = null;
     if (head.framing.kind !== "none") {
-      if (this.#ended) body = whole = concat(this.#chunks);
-      else body = this.#stream();
+      body = this.#ended ? concat(this.#chunks) : this.#stream();
     }
-    let res: Response;
-    try {
-      // Fields appended one by one, repeated ones (several Set-Cookie) apart: on Deno, fields
-      // given to the constructor cost twice as much (it prepares them for Deno.serve).
-      res = new Response(body, { status: head.status, statusText: head.statusText });
-      const headers = res.headers;
-      const fields = head.headers;
-      // End-to-end fields only (RFC 9110 §7.6.1): the hop-by-hop ones described this connection.
-      const drop = hopByHopFieldNames(fields);
+    let fields = head.headers;
+    // End-to-end fields only (RFC 9110 §7.6.1): the hop-by-hop ones described this connection.
+    const drop = hopByHopFieldNames(fields);
+    if (drop !== null) {
+      const kept: string[] = [];
       for (let i = 0; i < fields.length; i += 2) {
-        if (drop === null || !drop.has(fields[i]!.toLowerCase())) {
-          headers.append(fields[i]!, fields[i + 1]!);
-        }
+        if (!drop.has(fields[i]!.toLowerCase())) kept.push(fields[i]!, fields[i + 1]!);
       }
-    } catch (e) {
-      throw new InvalidResponse(`a status or field the Fetch API refuses: ${(e as Error).message}`);
+      fields = kept;
     }
-    if (whole !== null) wholeBodies.set(res, whole);
     if (this.#ended) this.#settle();
-    return res;
+    return {
+      status: head.status,
+      statusText: head.statusText,
+      fields,
+      length: head.framing.kind === "length" ? head.framing.length : null,
+      body,
+    };
   }
 
   #stream(): ReadableStream<Uint8Array> {

@@ -6,6 +6,12 @@
  * line, the trailer section. Each keeps the parser's own method name and
  * contract; `tests/deno/http1_parser_test.ts` fails if those change.
  *
+ * The gateway's HTTP/1.1 server reads requests with the same line, chunk-size
+ * line and trailer steps (`_http1_request_parser.ts`, which adds its own
+ * request line and header steps): what they find wrong goes through the
+ * instance's {@linkcode ParserState.fault}, so that each side throws its
+ * own error.
+ *
  * @module
  */
 
@@ -16,7 +22,7 @@ import { chunkSize } from "./_http1_framing.ts";
 export const HEAD_LIMIT = 64 * 1024;
 
 /** Most bytes of a chunk-size line, extensions included. */
-const CHUNK_LINE_LIMIT = 4 * 1024;
+export const CHUNK_LINE_LIMIT = 4 * 1024;
 
 /** The upstream's response cannot be forwarded: the proxy answers 502. */
 export class InvalidResponse extends Error {
@@ -26,6 +32,13 @@ export class InvalidResponse extends Error {
     super(`invalid upstream response: ${reason}`);
   }
 }
+
+/**
+ * What our common steps find wrong: a header or trailer section past its
+ * budget, a chunk-size line past its own, a chunk-size line that is no
+ * size.
+ */
+export type Fault = "section-length" | "chunk-line-length" | "chunk-line";
 
 /** The parts of an `HTTPParser` instance we use or replace. */
 export interface ParserState {
@@ -46,6 +59,8 @@ export interface ParserState {
   text: string;
   textChunk: Uint8Array | null;
   textAt: number;
+  /** Ours: the error our steps throw for `fault`, found in `line` (or `""`). */
+  fault(fault: Fault, line: string): Error;
   execute(chunk: Uint8Array): number | Error;
   finish(): void | Error;
   reinitialize(type: string): void;
@@ -58,9 +73,14 @@ export interface ParserState {
   [key: number]: unknown;
 }
 
-/** A parser in `RESPONSE` mode with our steps in place of its own. */
-export function strictParser(): ParserState {
-  const p = new HTTPParser(HTTPParser.RESPONSE) as unknown as ParserState;
+/**
+ * A parser in `RESPONSE` mode (or `kind`) with our steps in place of its
+ * own, throwing {@linkcode InvalidResponse} until its `fault` is replaced.
+ */
+export function strictParser(
+  kind: "REQUEST" | "RESPONSE" = HTTPParser.RESPONSE,
+): ParserState {
+  const p = new HTTPParser(kind) as unknown as ParserState;
   p.consumeLine = consumeLine;
   p.parseHeader = parseHeader;
   p.RESPONSE_LINE = responseLine;
@@ -72,7 +92,20 @@ export function strictParser(): ParserState {
   p.text = "";
   p.textChunk = null;
   p.textAt = 0;
+  p.fault = responseFault;
   return p;
+}
+
+/** The response parser's errors. */
+function responseFault(fault: Fault, line: string): Error {
+  switch (fault) {
+    case "section-length":
+      return new InvalidResponse(`a header or trailer section longer than ${HEAD_LIMIT} bytes`);
+    case "chunk-line-length":
+      return new InvalidResponse(`a chunk-size line longer than ${CHUNK_LINE_LIMIT} bytes`);
+    case "chunk-line":
+      return new InvalidResponse(`invalid chunk-size line ${JSON.stringify(line)}`);
+  }
 }
 
 /**
@@ -102,13 +135,7 @@ function consumeLine(this: ParserState): string | undefined {
   const found = lf >= 0;
   const stop = found ? this.textAt + lf : end;
   this.budget -= stop - offset + (found ? 1 : 0);
-  if (this.budget < 0) {
-    throw new InvalidResponse(
-      inBody
-        ? `a chunk-size line longer than ${CHUNK_LINE_LIMIT} bytes`
-        : `a header or trailer section longer than ${HEAD_LIMIT} bytes`,
-    );
-  }
+  if (this.budget < 0) throw this.fault(inBody ? "chunk-line-length" : "section-length", "");
   if (!found) {
     this.line += this.text.slice(from);
     this.offset = end;
@@ -175,7 +202,7 @@ function chunkHead(this: ParserState): void {
   const line = this.consumeLine();
   if (line === undefined) return;
   const size = chunkSize(line);
-  if (size < 0) throw new InvalidResponse(`invalid chunk-size line ${JSON.stringify(line)}`);
+  if (size < 0) throw this.fault("chunk-line", line);
   this.body_bytes = size;
   if (size === 0) {
     this.budget = HEAD_LIMIT;

@@ -9,8 +9,9 @@
 
 import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
-import { type BodyDeadline, upstreamBody } from "./_upstream_body.ts";
-import { type Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
+import { upstreamBody } from "./_upstream_body.ts";
+import { Deadlines } from "../fairqueuing/deadlines.ts";
+import { UpstreamDeadline } from "./_upstream_deadline.ts";
 import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
 import { bodyInHand, type UpstreamClient } from "./upstream_client.ts";
@@ -120,58 +121,6 @@ export function reverseProxy(
     if (!client.endToEnd) dropHopByHop(res.headers, out.headers);
     return out;
   };
-}
-
-/**
- * The upstream call's deadline: aborts it when passed. It runs from the
- * dispatch until the response headers arrive ({@linkcode pause}), and again
- * while the body is read to its end for a client that left
- * ({@linkcode resume}).
- */
-class UpstreamDeadline implements Deadline, BodyDeadline {
-  readonly endsAt: number;
-  deadlineSlot = -1;
-  #deadlines: Deadlines;
-  #controller: AbortController;
-  #passed = false;
-  #done: (() => void) | null = null;
-
-  constructor(deadlines: Deadlines, endsAt: number, controller: AbortController) {
-    this.endsAt = endsAt;
-    this.#deadlines = deadlines;
-    this.#controller = controller;
-    deadlines.add(this);
-  }
-
-  /** Whether it passed (and aborted the call). */
-  get passed(): boolean {
-    return this.#passed;
-  }
-
-  fire(): void {
-    this.#passed = true;
-    this.#controller.abort(new DOMException("upstream timed out", "TimeoutError"));
-    this.#done?.();
-  }
-
-  /** Stops watching; {@linkcode resume} starts again for what was left. */
-  pause(): void {
-    this.#deadlines.remove(this);
-  }
-
-  /** Watches again; resolves once the deadline passes or is cancelled. */
-  resume(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.#done = resolve;
-      if (this.#passed) resolve();
-      else this.#deadlines.add(this);
-    });
-  }
-
-  cancel(): void {
-    this.#deadlines.remove(this);
-    this.#done?.();
-  }
 }
 
 /** The `Content-Length` of `headers` as a number, `null` when absent or not one number. */

@@ -16,7 +16,16 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
 import { reverseProxy } from "./_proxy.ts";
 import { checkLimits } from "./_limits.ts";
 import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gateway_types.ts";
-import { type GuardedServer, serveGuarded } from "./http_server.ts";
+import {
+  type GuardedHandler,
+  type GuardedServer,
+  serveDriven,
+  serveGuarded,
+} from "./http_server.ts";
+import { type ConnectionDriver, nativeDriver } from "./_deno_http.ts";
+import { gatewayDriver } from "./_gateway_server.ts";
+import { gatewayExchange } from "./_gateway_exchange.ts";
+import { admissionOf } from "../hono/admission.ts";
 import { exposeServerStats } from "./_server_metrics.ts";
 import { valueError } from "../_shared/errors.ts";
 import { adminListenerHandler } from "./_admin_listener.ts";
@@ -82,22 +91,39 @@ export function serveGateway(options: GatewayOptions): Gateway {
     ...(options.coordinator !== undefined && { coordinator: options.coordinator }),
   };
   const middleware = apf<GatewayEnv>(apfOptions);
-  const client: UpstreamClient = clientKind === "fetch"
-    ? fetchUpstreamClient()
-    : http1UpstreamClient({ clock });
-
-  const app = new Hono<GatewayEnv>();
-  app.use(middleware);
-  app.all(
-    "*",
-    reverseProxy(upstream, { clock, requestTimeoutMs, onError: options.onUpstreamError, client }),
-  );
+  const onError = options.onUpstreamError;
+  let client: UpstreamClient;
+  let driver: ConnectionDriver | null;
+  let handler: GuardedHandler;
+  if (clientKind === "http1") {
+    // The gateway's own HTTP/1.1 server: the request is admitted by the middleware's admission
+    // and the upstream's reply passed on as read (no Request or Response per request).
+    const http1 = http1UpstreamClient({ clock });
+    client = http1;
+    driver = gatewayDriver(gatewayExchange({
+      upstream,
+      admission: admissionOf(middleware),
+      client: http1,
+      clock,
+      requestTimeoutMs,
+      onError,
+    }));
+    handler = () => new Response(null, { status: 500 }); // not called: the driver has its own
+  } else {
+    // On Deno.serve, through Hono: what `fetch` answers is a Response already.
+    client = fetchUpstreamClient();
+    driver = nativeDriver();
+    const app = new Hono<GatewayEnv>();
+    app.use(middleware);
+    app.all("*", reverseProxy(upstream, { clock, requestTimeoutMs, onError, client }));
+    handler = (req, info) => app.fetch(req, info);
+  }
 
   const onListen = options.onListen;
   const servers: GuardedServer[] = [];
   try {
     // Sockets time out on real time: `clock` is the queues' and the upstream deadline's.
-    servers.push(serveGuarded((req, info) => app.fetch(req, info), {
+    servers.push(serveDriven(driver, handler, {
       ...limits,
       name: "listen",
       hostname: listen.hostname,

@@ -140,8 +140,21 @@ const MAX_BACKOFF_MS = 1_000;
  * same class, its message naming the address (and `name`).
  */
 export function serveGuarded(handler: GuardedHandler, options: GuardedServeOptions): GuardedServer {
-  const limits = checkLimits("serve", options);
   const driver = options.webSocket === true ? upgradingDriver() : nativeDriver();
+  return serveDriven(driver, handler, options);
+}
+
+/**
+ * {@linkcode serveGuarded} with the HTTP of each connection served by
+ * `driver` (the gateway's own HTTP/1.1 server), `handler` being what it is
+ * given; on plain `Deno.serve` when `driver` is `null`.
+ */
+export function serveDriven(
+  driver: ConnectionDriver | null,
+  handler: GuardedHandler,
+  options: GuardedServeOptions,
+): GuardedServer {
+  const limits = checkLimits("serve", options);
   let listener: Deno.TcpListener;
   try {
     if (driver === null) return serveUnguarded(handler, options);

@@ -33,12 +33,25 @@
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import type { Origin } from "./_http1_connection.ts";
-import { exchange, NoResponse } from "./_http1_exchange.ts";
+import { exchange, NoResponse, type UpstreamReply } from "./_http1_exchange.ts";
+import { InvalidResponse } from "./_http1_parser.ts";
 import { mayRetry } from "./_http1_framing.ts";
 import { Http1Pool } from "./_http1_pool.ts";
 import { encodeHead } from "./_http1_request.ts";
 
-export { bodyInHand } from "./_http1_exchange.ts";
+export type { UpstreamReply } from "./_http1_exchange.ts";
+
+/** Response bodies that came whole with their head, by response. */
+const wholeBodies = new WeakMap<Response, Uint8Array<ArrayBuffer>>();
+
+/**
+ * The body of `response` as bytes, when the HTTP/1.1 client had all of it
+ * with the head (a copy of what `response.body` gives); else `null`. Such a
+ * response is the caller's to change: its headers are not immutable.
+ */
+export function bodyInHand(response: Response): Uint8Array<ArrayBuffer> | null {
+  return wholeBodies.get(response) ?? null;
+}
 
 /** What {@linkcode UpstreamClient.fetch} sends. */
 export interface UpstreamRequestInit {
@@ -146,11 +159,18 @@ export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 30_000;
  * await client.close();
  * ```
  */
-export function http1UpstreamClient(options: Http1UpstreamClientOptions = {}): UpstreamClient {
+export function http1UpstreamClient(
+  options: Http1UpstreamClientOptions = {},
+): Http1UpstreamClient {
   return new Http1UpstreamClient(options);
 }
 
-class Http1UpstreamClient implements UpstreamClient {
+/**
+ * The pooled HTTP/1.1 client: {@linkcode UpstreamClient.fetch}, and
+ * {@linkcode Http1UpstreamClient.send}, which gives the reply as read (no
+ * `Response` made of it) to a caller that writes it on a socket itself.
+ */
+export class Http1UpstreamClient implements UpstreamClient {
   readonly kind = "http1";
   readonly decodesContent = false;
   readonly endToEnd = true;
@@ -182,6 +202,14 @@ class Http1UpstreamClient implements UpstreamClient {
   }
 
   async fetch(url: string, init: UpstreamRequestInit): Promise<Response> {
+    return responseOf(await this.send(url, init));
+  }
+
+  /**
+   * Like {@linkcode fetch}, resolving with the reply as read: its status,
+   * its end-to-end fields, its body (bytes in hand, or a stream).
+   */
+  async send(url: string, init: UpstreamRequestInit): Promise<UpstreamReply> {
     const authorityEnd = url.indexOf("/", url.indexOf("//") + 2);
     const end = authorityEnd < 0 ? url.length : authorityEnd;
     const pool = this.#pools.get(url.slice(0, end)) ?? this.#poolFor(url.slice(0, end));
@@ -208,6 +236,7 @@ class Http1UpstreamClient implements UpstreamClient {
     }
   }
 
+  /** Closes every connection and timer it holds (idempotent). */
   async close(): Promise<void> {
     this.#closed = true;
     const pools = [...this.#pools.values()];
@@ -248,4 +277,22 @@ class Http1UpstreamClient implements UpstreamClient {
     this.#pools.set(key, pool);
     return pool;
   }
+}
+
+/** `reply` as a `Response` (a body in hand is marked for {@linkcode bodyInHand}). */
+function responseOf(reply: UpstreamReply): Response {
+  let res: Response;
+  try {
+    // Fields appended one by one, repeated ones (several Set-Cookie) apart: on Deno, fields
+    // given to the constructor cost twice as much (it prepares them for Deno.serve).
+    res = new Response(reply.body, { status: reply.status, statusText: reply.statusText });
+    const headers = res.headers;
+    const fields = reply.fields;
+    for (let i = 0; i < fields.length; i += 2) headers.append(fields[i]!, fields[i + 1]!);
+  } catch (e) {
+    if (reply.body instanceof ReadableStream) reply.body.cancel().catch(() => {});
+    throw new InvalidResponse(`a status or field the Fetch API refuses: ${(e as Error).message}`);
+  }
+  if (reply.body instanceof Uint8Array) wholeBodies.set(res, reply.body);
+  return res;
 }

@@ -21,16 +21,26 @@ export const TOO_MANY_REQUESTS_BODY = "Too many requests, please try again later
 
 /** The 429 of a rejected request, with Retry-After and the two UID headers. */
 export function tooManyRequests(c: Classification, retryAfterSeconds: number): Response {
-  return new Response(TOO_MANY_REQUESTS_BODY, {
-    status: 429,
-    headers: {
-      "Retry-After": String(retryAfterSeconds),
-      "Content-Type": "text/plain; charset=utf-8",
-      "X-Content-Type-Options": "nosniff",
-      [FLOW_SCHEMA_UID_HEADER]: c.flowSchema.uid,
-      [PRIORITY_LEVEL_UID_HEADER]: c.priorityLevel.uid,
-    },
-  });
+  const fields = tooManyRequestsFields(c, retryAfterSeconds);
+  const headers = new Headers();
+  for (let i = 0; i < fields.length; i += 2) headers.append(fields[i]!, fields[i + 1]!);
+  return new Response(TOO_MANY_REQUESTS_BODY, { status: 429, headers });
+}
+
+/** The header fields of {@linkcode tooManyRequests}, names and values alternating. */
+export function tooManyRequestsFields(c: Classification, retryAfterSeconds: number): string[] {
+  return [
+    "Retry-After",
+    String(retryAfterSeconds),
+    "Content-Type",
+    "text/plain; charset=utf-8",
+    "X-Content-Type-Options",
+    "nosniff",
+    FLOW_SCHEMA_UID_HEADER,
+    c.flowSchema.uid,
+    PRIORITY_LEVEL_UID_HEADER,
+    c.priorityLevel.uid,
+  ];
 }
 
 /**

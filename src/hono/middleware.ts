@@ -27,7 +27,7 @@ import {
   requestDeadlineMs,
   seatRequestFor,
 } from "../coordinator/seat_request.ts";
-import type { Coordinator, Seat } from "../coordinator/types.ts";
+import type { Admission, Coordinator } from "../coordinator/types.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
@@ -42,8 +42,14 @@ import { bodyIsComplete } from "./_complete_body.ts";
 import { headerValue } from "./_header_list.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { releasesItsSeat } from "./seat_body.ts";
-import { splitUrl, tooManyRequests, withApfHeaders } from "./_response.ts";
+import { splitUrl, TOO_MANY_REQUESTS_BODY, tooManyRequests, withApfHeaders } from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
+import {
+  ADMISSION,
+  type Admission as AdmissionKit,
+  type AdmissionResult,
+  Refusal,
+} from "./admission.ts";
 import { checkNumber } from "../_shared/errors.ts";
 
 /** The middleware, with what the admin routes and the app's shutdown need. */
@@ -134,31 +140,58 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   }
   const anonymous = anonymousUser();
 
-  const middleware = async function apf(c: Context<E>, next: () => Promise<void>) {
+  /** Identifies the request, then {@linkcode admitAs}; a promise only when something waits. */
+  function admit(
+    raw: Request,
+    context: unknown,
+    method: string,
+    path: string,
+    query: string,
+  ): AdmissionResult | Promise<AdmissionResult> {
     if (first !== null) {
       // Only the first attempt is waited for: a source that is down answers by its policy.
-      await first();
-      first = null;
+      return first().then(() => {
+        first = null;
+        return admit(raw, context, method, path, query);
+      });
     }
-    const raw = c.req.raw;
-    let user: UserInfo = anonymous;
-    if (identify !== undefined) {
-      try {
-        const found = identify(raw, c);
-        user = normalizeUser(found instanceof Promise ? await found : found);
-      } catch (e) {
-        if (!(e instanceof IdentityError)) throw e;
-        return c.text(`Unauthorized: ${e.message}\n`, 401);
-      }
+    if (identify === undefined) return admitAs(anonymous, raw, method, path, query);
+    let found;
+    try {
+      found = identify(raw, context as Context<E>);
+    } catch (e) {
+      return unauthorized(e);
     }
-    const { path, query } = splitUrl(raw.url);
+    if (found instanceof Promise) {
+      return found.then(normalizeUser).then(
+        (user) => admitAs(user, raw, method, path, query),
+        unauthorized,
+      );
+    }
+    let user: UserInfo;
+    try {
+      user = normalizeUser(found);
+    } catch (e) {
+      return unauthorized(e);
+    }
+    return admitAs(user, raw, method, path, query);
+  }
+
+  /** Describes, classifies and estimates the request, then asks for its seats. */
+  function admitAs(
+    user: UserInfo,
+    raw: Request,
+    method: string,
+    path: string,
+    query: string,
+  ): AdmissionResult | Promise<AdmissionResult> {
     // Classify exactly what is served: a path that a router or fetch() reads differently is
     // refused before it can borrow another FlowSchema's limits.
     const pathProblem = requestPathProblem(path);
-    if (pathProblem !== null) return c.text(`Bad Request: ${pathProblem}\n`, 400);
-    const requestInfo = describer.describe(raw.method, path, query);
+    if (pathProblem !== null) return new Refusal(400, `Bad Request: ${pathProblem}\n`);
+    const requestInfo = describer.describe(method, path, query);
     const classification = classifier.classify(user, requestInfo);
-    const work = estimator(estimateInputFor(classification, requestInfo, raw.method, query));
+    const work = estimator(estimateInputFor(classification, requestInfo, method, query));
     const seatRequest = seatRequestFor(classification, {
       work,
       waitLimitMs: waitLimitOf(query, requestTimeoutMs, defaultWaitMs),
@@ -173,28 +206,51 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     const answer = options.coordinator === undefined
       ? embeddedCoordinator().begin(seatRequest, acquireOptions)
       : coordinator.acquire(seatRequest, acquireOptions);
-    const admission = answer instanceof Promise ? await answer : answer;
-    if (!admission.admitted) {
-      const custom = onRejected === undefined ? undefined : await onRejected(c, {
-        reason: admission.reason,
-        retryAfterSeconds: admission.retryAfterSeconds,
-        classification,
+    const decide = (admission: Admission): AdmissionResult => {
+      if (!admission.admitted) {
+        return new Refusal(429, TOO_MANY_REQUESTS_BODY, {
+          reason: admission.reason,
+          retryAfterSeconds: admission.retryAfterSeconds,
+          classification,
+          user,
+          requestInfo,
+        });
+      }
+      return {
         user,
         requestInfo,
-      });
-      return custom instanceof Response
-        ? withApfHeaders(custom, classification)
-        : tooManyRequests(classification, admission.retryAfterSeconds);
-    }
-    const seat: Seat = admission.seat;
-    const state: ApfState = {
-      user,
-      requestInfo,
-      classification,
-      work,
-      waitedMs: admission.waitedMs,
-      seat,
+        classification,
+        work,
+        waitedMs: admission.waitedMs,
+        seat: admission.seat,
+      };
     };
+    return answer instanceof Promise ? answer.then(decide) : decide(answer);
+  }
+
+  /** Whether a response of `contentType` gives its seats back once its head is out. */
+  function initializesEarly(state: ApfState, contentType: string | null, c?: Context<E>): boolean {
+    const streaming = state.requestInfo.verb === "watch" ||
+      contentType?.startsWith("text/event-stream") === true ||
+      (longRunning !== undefined && c !== undefined && longRunning(c));
+    return streaming && !hold;
+  }
+
+  const middleware = async function apf(c: Context<E>, next: () => Promise<void>) {
+    const raw = c.req.raw;
+    const { path, query } = splitUrl(raw.url);
+    const decided = admit(raw, c, raw.method, path, query);
+    const result = decided instanceof Promise ? await decided : decided;
+    if (result instanceof Refusal) {
+      const rejection = result.rejection;
+      if (rejection === null) return c.text(result.message, result.status);
+      const custom = onRejected === undefined ? undefined : await onRejected(c, rejection);
+      return custom instanceof Response
+        ? withApfHeaders(custom, rejection.classification)
+        : tooManyRequests(rejection.classification, rejection.retryAfterSeconds);
+    }
+    const state = result;
+    const { seat, classification } = state;
     c.set("apf", state);
     let released = false;
     try {
@@ -202,11 +258,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
-      let res = withApfHeaders(c.res, classification, `apf;dur=${admission.waitedMs}`);
-      const streaming = requestInfo.verb === "watch" ||
-        headerValue(res.headers, "content-type")?.startsWith("text/event-stream") === true ||
-        (longRunning !== undefined && longRunning(c));
-      if (streaming && !hold) {
+      let res = withApfHeaders(c.res, classification, `apf;dur=${state.waitedMs}`);
+      if (initializesEarly(state, headerValue(res.headers, "content-type") ?? null, c)) {
         // Kubernetes gives a watch's seats back once it is initialized (KEP-1040, "Watch
         // initialization").
         seat.initialized();
@@ -222,7 +275,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     }
   } as ApfMiddleware<E>;
 
+  const admission: AdmissionKit = {
+    admit,
+    initializesEarly: (state, contentType) => initializesEarly(state, contentType),
+  };
   return Object.defineProperties(middleware, {
+    [ADMISSION]: { value: admission },
     configuration: { get: () => current, enumerable: true },
     coordinator: { value: coordinator, enumerable: true },
     metrics: { value: metrics, enumerable: true },
@@ -245,6 +303,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       },
     },
   });
+}
+
+/** The 401 of a request whose identity was refused (any other failure is thrown on). */
+function unauthorized(e: unknown): Refusal {
+  if (!(e instanceof IdentityError)) throw e;
+  return new Refusal(401, `Unauthorized: ${e.message}\n`);
 }
 
 /** The coordinator's own `metrics`, when it has flow-control metrics. */

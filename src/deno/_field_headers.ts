@@ -1,0 +1,46 @@
+/**
+ * A request's header fields as received (names and values alternating),
+ * read through the part of the `Headers` interface identity resolvers use
+ * (`get`, `has`, `forEach`), without building a `Headers`: the gateway's
+ * own HTTP/1.1 server hands this to `apf()`'s identity resolver.
+ *
+ * @module
+ */
+
+/** Read-only `Headers` over fields as received. */
+export class FieldHeaders {
+  readonly #fields: readonly string[];
+
+  constructor(fields: readonly string[]) {
+    this.#fields = fields;
+  }
+
+  /** The values of `name` joined by `, ` (as `Headers.get`), `null` when absent. */
+  get(name: string): string | null {
+    const lower = name.toLowerCase();
+    const f = this.#fields;
+    let out: string | null = null;
+    for (let i = 0; i < f.length; i += 2) {
+      const n = f[i]!;
+      if (n.length === lower.length && n.toLowerCase() === lower) {
+        out = out === null ? f[i + 1]! : `${out}, ${f[i + 1]}`;
+      }
+    }
+    return out;
+  }
+
+  /** Whether `name` is present. */
+  has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+
+  /**
+   * Calls `callback` with each field's value and lower-case name, in the
+   * order received (repeated names once each, unlike `Headers`, which joins
+   * them and sorts the names).
+   */
+  forEach(callback: (value: string, name: string) => void): void {
+    const f = this.#fields;
+    for (let i = 0; i < f.length; i += 2) callback(f[i + 1]!, f[i]!.toLowerCase());
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * What the gateway does with a request on its own HTTP/1.1 server
+ * (`_gateway_server.ts`): `apf()`'s admission (the middleware's own,
+ * `src/hono/admission.ts`), then the upstream call through the pooled
+ * HTTP/1.1 client, whose reply is passed on as read: no `Request`,
+ * `Headers` or `Response` made for it. The same contract as the proxy on
+ * `Deno.serve` (`_proxy.ts`, `docs/semantics.md` §11.2): the seat follows
+ * the upstream, not the client; 502 for an unreachable upstream or a reply
+ * that cannot be passed on, 504 for a late one; the APF headers and
+ * `Server-Timing: apf;dur=` on every admitted response; a 429 with
+ * `Retry-After` for a rejected one.
+ *
+ * @module
+ */
+
+import type { Clock } from "../fairqueuing/clock.ts";
+import { Deadlines } from "../fairqueuing/deadlines.ts";
+import {
+  type Admission,
+  type AdmissionResult,
+  FLOW_SCHEMA_UID_HEADER,
+  PRIORITY_LEVEL_UID_HEADER,
+  Refusal,
+  TOO_MANY_REQUESTS_BODY,
+  tooManyRequestsFields,
+} from "../hono/admission.ts";
+import type { ApfState } from "../hono/types.ts";
+import { FieldHeaders } from "./_field_headers.ts";
+import { clientAddressOf, upstreamFieldPairs } from "./_forwarded_headers.ts";
+import {
+  type GatewayHandler,
+  type GatewayReply,
+  type GatewayRequest,
+  textReply,
+} from "./_gateway_server.ts";
+import { upstreamBody } from "./_upstream_body.ts";
+import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import type { Http1UpstreamClient, UpstreamReply } from "./upstream_client.ts";
+
+/** Options of {@linkcode gatewayExchange}. */
+export interface GatewayExchangeOptions {
+  /** Where requests go (its path is a prefix of the forwarded one). */
+  upstream: URL;
+  /** The `apf()` middleware's admission. */
+  admission: Admission;
+  client: Http1UpstreamClient;
+  /** Timers for the upstream deadline. */
+  clock: Clock;
+  /** Longest wait for the upstream's response head, queue wait included, in ms. */
+  requestTimeoutMs: number;
+  /** Told why the upstream could not be reached (the 502 itself says no more). */
+  onError?: ((error: unknown, request: Request) => void) | undefined;
+}
+
+const FLOW_SCHEMA_LOWER = FLOW_SCHEMA_UID_HEADER.toLowerCase();
+const PRIORITY_LEVEL_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
+
+/** The gateway's handler on its own server. */
+export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler {
+  const { admission, client, clock, requestTimeoutMs, onError } = options;
+  const base = options.upstream.origin + options.upstream.pathname.replace(/\/+$/, "");
+  const deadlines = new Deadlines(clock);
+
+  async function forward(req: GatewayRequest, state: ApfState): Promise<GatewayReply> {
+    const { seat } = state;
+    const controller = new AbortController();
+    const deadline = new UpstreamDeadline(
+      deadlines,
+      clock.now() + Math.max(1, requestTimeoutMs - state.waitedMs),
+      controller,
+    );
+    let reply: UpstreamReply;
+    try {
+      reply = await client.send(base + req.target, {
+        method: req.method,
+        headers: upstreamFieldPairs(req.fields, clientAddressOf(req.remoteAddr)),
+        body: req.body,
+        signal: controller.signal,
+      });
+    } catch (e) {
+      deadline.cancel();
+      seat.release();
+      // The client is gone and will not read this; 499 is nginx's "client closed request".
+      if (req.gone) return textReply(499, "");
+      onError?.(e, requestOf(req));
+      // Like Go's ReverseProxy: the reason goes to the log, not to the client.
+      const failed = deadline.passed
+        ? textReply(504, "Gateway Timeout\n")
+        : textReply(502, "Bad Gateway\n");
+      return { ...failed, fields: withApfFields(failed.fields, state) };
+    }
+    // The deadline covers the wait for the response head; the body streams freely, unless the
+    // client goes away: then it bounds how long the body is read to its end.
+    deadline.pause();
+    const fields = withApfFields(reply.fields, state);
+    let body = reply.body;
+    if (body instanceof ReadableStream && req.method !== "HEAD") {
+      if (admission.initializesEarly(state, contentTypeOf(fields))) {
+        // Kubernetes gives a watch's seats back once it is initialized (KEP-1040).
+        seat.initialized();
+        seat.release();
+        body = await upstreamBody(body, reply.length, deadline, undefined);
+      } else {
+        // The seat follows the body: released when it ends, fails, or is read out for a client
+        // that left.
+        body = await upstreamBody(body, reply.length, deadline, seat);
+      }
+    } else {
+      deadline.cancel();
+      if (body instanceof ReadableStream) body.cancel().catch(() => {});
+      seat.release();
+    }
+    return {
+      status: reply.status,
+      statusText: reply.statusText,
+      fields,
+      body,
+      lengthInFields: reply.length !== null,
+    };
+  }
+
+  return async function exchange(req: GatewayRequest): Promise<GatewayReply> {
+    const target = req.target;
+    const q = target.indexOf("?");
+    const path = q < 0 ? target : target.slice(0, q);
+    const query = q < 0 ? "" : target.slice(q + 1);
+    // What an identity resolver reads of a request: its headers (and its signal, read only by a
+    // request that has to wait).
+    const raw = {
+      method: req.method,
+      headers: new FieldHeaders(req.fields),
+      get signal() {
+        return req.signal;
+      },
+    } as unknown as Request;
+    let result: AdmissionResult;
+    try {
+      const decided = admission.admit(raw, undefined, req.method, path, query);
+      result = decided instanceof Promise ? await decided : decided;
+    } catch (e) {
+      console.error("apf serve: the handler failed:", e);
+      return textReply(500, "Internal Server Error\n");
+    }
+    if (result instanceof Refusal) return refusalReply(result);
+    return await forward(req, result);
+  };
+}
+
+/** The reply to a refused request: its 400 or 401, or the 429 with Retry-After. */
+function refusalReply(refusal: Refusal): GatewayReply {
+  const rejection = refusal.rejection;
+  if (rejection === null) return textReply(refusal.status, refusal.message);
+  return {
+    status: 429,
+    statusText: "",
+    fields: tooManyRequestsFields(rejection.classification, rejection.retryAfterSeconds),
+    body: new TextEncoder().encode(TOO_MANY_REQUESTS_BODY),
+    lengthInFields: false,
+  };
+}
+
+/**
+ * `fields` (the client's own array) with the UID headers set and
+ * `Server-Timing: apf;dur=` appended, as `apf()` sets them on a handler's
+ * response.
+ */
+function withApfFields(fields: string[], state: ApfState): string[] {
+  let out = fields;
+  for (let i = 0; i < fields.length; i += 2) {
+    const n = fields[i]!;
+    // The UID headers are 30 and 33 characters long: most names are neither.
+    if ((n.length === 30 || n.length === 33) && isUidField(n.toLowerCase())) {
+      out = [];
+      for (let j = 0; j < fields.length; j += 2) {
+        if (!isUidField(fields[j]!.toLowerCase())) out.push(fields[j]!, fields[j + 1]!);
+      }
+      break;
+    }
+  }
+  const c = state.classification;
+  out.push(
+    FLOW_SCHEMA_UID_HEADER,
+    c.flowSchema.uid,
+    PRIORITY_LEVEL_UID_HEADER,
+    c.priorityLevel.uid,
+    "Server-Timing",
+    `apf;dur=${state.waitedMs}`,
+  );
+  return out;
+}
+
+function isUidField(lower: string): boolean {
+  return lower === FLOW_SCHEMA_LOWER || lower === PRIORITY_LEVEL_LOWER;
+}
+
+/** The first `Content-Type` of `fields`, or `null`. */
+function contentTypeOf(fields: readonly string[]): string | null {
+  for (let i = 0; i < fields.length; i += 2) {
+    const n = fields[i]!;
+    if (n.length === 12 && n.toLowerCase() === "content-type") return fields[i + 1]!;
+  }
+  return null;
+}
+
+/** The request as a `Request`, for the error callback (made only on a failure). */
+function requestOf(req: GatewayRequest): Request {
+  const method = req.method === "CONNECT" ? "GET" : req.method;
+  try {
+    return new Request(`http://${new FieldHeaders(req.fields).get("host")}${req.target}`, {
+      method,
+    });
+  } catch {
+    return new Request(`http://localhost${req.target}`, { method });
+  }
+}

@@ -1,0 +1,419 @@
+/**
+ * The gateway's own HTTP/1.1 server on one connection: a
+ * {@linkcode ConnectionDriver} for `serveGuarded()`'s accept loop,
+ * timeouts and connection cap, which reads requests with
+ * `_http1_request_parser.ts` and writes responses itself, with no
+ * `Request` or `Response` made per request. A proxy on `Deno.serve` spends
+ * most of its time making and reading those (`bench/RESULTS.md`,
+ * 2026-11-28: a raw socket relay does 1.1–1.4x nginx, the same relay
+ * through `Deno.serve` 0.55–0.7x).
+ *
+ * One request at a time per connection (RFC 9112 §9.3.2: pipelined
+ * requests are answered in order; their bytes wait in the socket). While a
+ * request without a body is handled, the next read is already under way:
+ * its end tells that the client went away (the request's `signal` aborts,
+ * for a request still waiting for seats), its bytes are the next request.
+ * A request refused by the parser gets its status and the connection is
+ * closed. A request body streams to the upstream as it is read, with
+ * `100 Continue` sent first when the client expects it; a response body
+ * streams to the client, chunked for an HTTP/1.1 client when the upstream
+ * did not give its length, delimited by the close for an HTTP/1.0 one.
+ *
+ * @module
+ */
+
+import type { ConnectionDriver, ConnectionHooks, ConnectionServer } from "./_deno_http.ts";
+import {
+  type RequestEvents,
+  type RequestHeadInfo,
+  RequestParser,
+  RequestRefused,
+} from "./_http1_request_parser.ts";
+import { type BodyFraming, InvalidField, responseHead } from "./_response_head.ts";
+
+/** A request as the gateway's handler gets it. */
+export interface GatewayRequest {
+  readonly method: string;
+  /** The request target as received (origin-form: path and query, still percent-encoded). */
+  readonly target: string;
+  /** Its fields, names and values alternating, as received. */
+  readonly fields: string[];
+  /** The body, streamed as it is read, or `null`. */
+  readonly body: ReadableStream<Uint8Array> | null;
+  readonly remoteAddr: Deno.NetAddr;
+  /** Aborts when the client goes away before its response is out (made when first read). */
+  readonly signal: AbortSignal;
+  /** Whether the client went away. */
+  readonly gone: boolean;
+}
+
+/** A response as the gateway's handler gives it. */
+export interface GatewayReply {
+  readonly status: number;
+  /** The reason phrase; the standard one when empty. */
+  readonly statusText: string;
+  /** Its end-to-end fields, names and values alternating. */
+  readonly fields: string[];
+  /** The body: bytes, a stream, or `null` (none, or a HEAD's). */
+  readonly body: Uint8Array | ReadableStream<Uint8Array> | null;
+  /** Whether `fields` hold the body's `Content-Length` (then the body is exactly that long). */
+  readonly lengthInFields: boolean;
+}
+
+/** The gateway's request handler: never rejects (a failure is a reply, a 5xx). */
+export type GatewayHandler = (request: GatewayRequest) => Promise<GatewayReply>;
+
+/** The read buffer of a connection. */
+const READ_BUFFER = 16 * 1024;
+/** A head and a body in hand up to this many bytes go out in one write. */
+const ONE_WRITE = 16 * 1024;
+const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
+const encoder = new TextEncoder();
+
+/** The driver serving each connection with `handler`. */
+export function gatewayDriver(handler: GatewayHandler): ConnectionDriver {
+  return (conn, _handler, _onError, hooks) => new GatewayConnection(conn, handler, hooks);
+}
+
+class GatewayConnection implements ConnectionServer, RequestEvents {
+  readonly finished: Promise<void>;
+  #conn: Deno.TcpConn;
+  #handler: GatewayHandler;
+  #hooks: ConnectionHooks;
+  #parser = new RequestParser();
+  /** Where the connection is read: what is parsed is copied out of it (strings, body chunks). */
+  #buf = new Uint8Array(READ_BUFFER);
+  /** Bytes received and not parsed yet (the next request's). */
+  #pending: Uint8Array | null = null;
+  /** A read started while a request was handled: its bytes, or the end of the connection. */
+  #ahead: Promise<Uint8Array | null> | null = null;
+  #head: RequestHeadInfo | null = null;
+  #chunks: Uint8Array[] = [];
+  #ended = false;
+  #gone = false;
+  #abort: AbortController | null = null;
+  #busy = false;
+  #closed = false;
+  #out = new Uint8Array(ONE_WRITE);
+
+  constructor(conn: Deno.TcpConn, handler: GatewayHandler, hooks: ConnectionHooks) {
+    this.#conn = conn;
+    this.#handler = handler;
+    this.#hooks = hooks;
+    this.finished = this.#serve();
+  }
+
+  onHead(head: RequestHeadInfo): void {
+    this.#head = head;
+  }
+
+  onBody(chunk: Uint8Array): void {
+    this.#chunks.push(chunk);
+  }
+
+  onEnd(): void {
+    this.#ended = true;
+  }
+
+  close(): void {
+    // Called between requests (the guard's timeouts, a shutdown): a pending read ends.
+    if (this.#busy) return;
+    this.#shut();
+  }
+
+  #shut(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#conn.close();
+    } catch {
+      // Reset already.
+    }
+  }
+
+  async #serve(): Promise<void> {
+    try {
+      while (!this.#closed) {
+        const head = await this.#readHead();
+        if (head === null) break;
+        this.#busy = true;
+        this.#hooks.requestStarted();
+        let keepAlive = false;
+        try {
+          keepAlive = await this.#exchange(head);
+        } finally {
+          this.#busy = false;
+          this.#hooks.requestEnded();
+        }
+        if (!keepAlive) break;
+      }
+    } catch (e) {
+      if (e instanceof RequestRefused && !this.#closed) await this.#refuse(e);
+    } finally {
+      this.#abort?.abort();
+      this.#shut();
+      // The read ahead, if any, ends with the connection.
+      await this.#ahead?.catch(() => null);
+    }
+  }
+
+  /** Reads the next request head; `null` when the client closed between requests. */
+  async #readHead(): Promise<RequestHeadInfo | null> {
+    this.#head = null;
+    this.#chunks = [];
+    this.#ended = false;
+    this.#gone = false;
+    this.#abort = null;
+    this.#parser.start(this);
+    while (this.#head === null) {
+      const bytes = await this.#read();
+      if (bytes === null) {
+        this.#parser.end(); // throws for a head cut short
+        return null;
+      }
+      this.#feed(bytes);
+    }
+    return this.#head;
+  }
+
+  /** The next bytes: those pending, those of the read ahead, or a new read; `null` at the end. */
+  async #read(): Promise<Uint8Array | null> {
+    const pending = this.#pending;
+    if (pending !== null) {
+      this.#pending = null;
+      return pending;
+    }
+    const ahead = this.#ahead;
+    if (ahead !== null) {
+      this.#ahead = null;
+      return await ahead;
+    }
+    let n: number | null;
+    try {
+      n = await this.#conn.read(this.#buf);
+    } catch {
+      n = null; // reset, or closed by us
+    }
+    return n === null ? null : this.#buf.subarray(0, n);
+  }
+
+  /** Parses `bytes`; what follows the end of the request waits for the next one (copied). */
+  #feed(bytes: Uint8Array): void {
+    const used = this.#parser.feed(bytes);
+    if (used < bytes.length) this.#pending = bytes.slice(used);
+  }
+
+  /**
+   * Starts reading ahead once the request has been read whole: the end of
+   * the connection means the client went away. Bytes that come are the
+   * next request's.
+   */
+  #watch(): void {
+    if (this.#pending !== null || this.#ahead !== null || this.#closed) return;
+    const buf = this.#buf;
+    this.#ahead = this.#conn.read(buf).then(
+      (n) => n === null ? this.#left() : buf.subarray(0, n),
+      () => this.#left(),
+    );
+  }
+
+  #left(): null {
+    this.#gone = true;
+    this.#abort?.abort(new DOMException("the client went away", "AbortError"));
+    return null;
+  }
+
+  /** Handles one request and writes its response; resolves with whether the connection stays. */
+  async #exchange(head: RequestHeadInfo): Promise<boolean> {
+    const body = head.framing.kind === "none" ? null : this.#body(head.expectContinue);
+    if (body === null) this.#watch();
+    // deno-lint-ignore no-this-alias
+    const self = this;
+    const request: GatewayRequest = {
+      method: head.method,
+      target: head.target,
+      fields: head.fields,
+      body,
+      remoteAddr: this.#conn.remoteAddr,
+      get signal(): AbortSignal {
+        if (self.#abort === null) {
+          self.#abort = new AbortController();
+          if (self.#gone) self.#abort.abort(new DOMException("the client went away", "AbortError"));
+        }
+        return self.#abort.signal;
+      },
+      get gone(): boolean {
+        return self.#gone;
+      },
+    };
+    const reply = await this.#handler(request);
+    // A request body the handler did not read to its end leaves the connection unusable.
+    const whole = body === null || this.#ended;
+    if (!whole) body?.cancel().catch(() => {});
+    const keepAlive = head.keepAlive && whole && !this.#gone;
+    return await this.#respond(reply, head, keepAlive);
+  }
+
+  /** The request body as a stream, read from the connection as it is pulled. */
+  #body(expectContinue: boolean): ReadableStream<Uint8Array> {
+    let continued = !expectContinue;
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (!continued) {
+          continued = true;
+          // RFC 9110 §10.1.1: the client waits for this before it sends the body.
+          if (this.#chunks.length === 0 && !this.#ended) await this.#write(CONTINUE);
+        }
+        while (this.#chunks.length === 0 && !this.#ended) {
+          const bytes = await this.#read();
+          if (bytes === null) {
+            this.#left();
+            this.#parser.end(); // throws: the body was cut short
+          } else {
+            this.#feed(bytes);
+          }
+        }
+        for (const chunk of this.#chunks) controller.enqueue(chunk);
+        this.#chunks.length = 0;
+        if (this.#ended) {
+          controller.close();
+          this.#watch();
+        }
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  /** Writes `reply`; resolves with whether the connection stays open after it. */
+  async #respond(reply: GatewayReply, head: RequestHeadInfo, keepAlive: boolean): Promise<boolean> {
+    const { body } = reply;
+    const noBody = body === null || head.method === "HEAD" || reply.status === 204 ||
+      reply.status === 304;
+    let framing: BodyFraming;
+    if (noBody) framing = "none";
+    else if (reply.lengthInFields) framing = "fields";
+    else if (body instanceof Uint8Array) framing = "length";
+    else framing = head.versionMinor === 1 ? "chunked" : "close";
+    let text: string;
+    try {
+      text = responseHead(
+        reply.status,
+        reply.statusText,
+        reply.fields,
+        framing,
+        body instanceof Uint8Array ? body.byteLength : 0,
+        keepAlive,
+        head.versionMinor,
+      );
+    } catch (e) {
+      if (!(e instanceof InvalidField)) throw e;
+      if (body instanceof ReadableStream) body.cancel().catch(() => {});
+      return await this.#respond(badGateway(), head, false);
+    }
+    if (noBody || body === null) {
+      if (body instanceof ReadableStream) body.cancel().catch(() => {});
+      return await this.#writeHead(text, null) && keepAlive;
+    }
+    if (body instanceof Uint8Array) return await this.#writeHead(text, body) && keepAlive;
+    if (!(await this.#writeHead(text, null))) {
+      body.cancel().catch(() => {});
+      return false;
+    }
+    return await this.#pump(body, framing === "chunked") && keepAlive && framing !== "close";
+  }
+
+  /** Writes a head, and a body in hand after it (in one write when both fit); false on failure. */
+  async #writeHead(text: string, body: Uint8Array | null): Promise<boolean> {
+    const out = this.#out;
+    const { read, written } = encoder.encodeInto(text, out);
+    if (read !== text.length || written !== text.length) {
+      // Longer than the buffer, or beyond ASCII (a Latin-1 value): bytes of its own.
+      const bytes = latin1(text);
+      return await this.#write(bytes) && (body === null || await this.#write(body));
+    }
+    if (body !== null && written + body.byteLength <= out.byteLength) {
+      out.set(body, written);
+      return await this.#write(out.subarray(0, written + body.byteLength));
+    }
+    return await this.#write(out.subarray(0, written)) &&
+      (body === null || await this.#write(body));
+  }
+
+  /** Streams `body` to the client; false when the client went away or the body failed. */
+  async #pump(body: ReadableStream<Uint8Array>, chunked: boolean): Promise<boolean> {
+    const reader = body.getReader();
+    for (;;) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch {
+        // The upstream failed mid-body: the client must not take what it got as whole.
+        return false;
+      }
+      if (result.done) return !chunked || await this.#write(LAST_CHUNK);
+      const chunk = result.value;
+      if (chunk.byteLength === 0) continue;
+      const ok = chunked
+        ? await this.#write(encoder.encode(`${chunk.byteLength.toString(16)}\r\n`)) &&
+          await this.#write(chunk) && await this.#write(CRLF)
+        : await this.#write(chunk);
+      if (!ok) {
+        // The client is gone: the body is read to its end (the seat follows the upstream).
+        reader.cancel().catch(() => {});
+        return false;
+      }
+    }
+  }
+
+  /** Writes `bytes` whole; false when the connection failed. */
+  async #write(bytes: Uint8Array): Promise<boolean> {
+    try {
+      for (let at = 0; at < bytes.length;) at += await this.#conn.write(bytes.subarray(at));
+      return true;
+    } catch {
+      this.#left();
+      return false;
+    }
+  }
+
+  /** Answers a request the parser refused, then the connection closes. */
+  async #refuse(e: RequestRefused): Promise<void> {
+    const message = `${e.message}\n`;
+    const text = responseHead(
+      e.status,
+      "",
+      ["content-type", "text/plain; charset=UTF-8"],
+      "length",
+      message.length,
+      false,
+      1,
+    );
+    await this.#write(latin1(text + message));
+  }
+}
+
+const LAST_CHUNK = encoder.encode("0\r\n\r\n");
+const CRLF = encoder.encode("\r\n");
+
+/** The reply of an upstream response that cannot be passed on. */
+export function badGateway(): GatewayReply {
+  return textReply(502, "Bad Gateway\n");
+}
+
+/** A plain-text reply, as Hono's `c.text()` makes it. */
+export function textReply(status: number, text: string, fields: string[] = []): GatewayReply {
+  const body = encoder.encode(text);
+  return {
+    status,
+    statusText: "",
+    fields: [...fields, "content-type", "text/plain; charset=UTF-8"],
+    body,
+    lengthInFields: false,
+  };
+}
+
+/** A byte string (Latin-1) as bytes. */
+function latin1(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  return out;
+}
