@@ -29,6 +29,8 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
 
 /** Hop-by-hop names, for lookups. */
 const HOP_BY_HOP = new Set(HOP_BY_HOP_HEADERS);
+/** Their lengths: a name of another length is none of them. */
+const HOP_BY_HOP_LENGTHS = new Set(HOP_BY_HOP_HEADERS.map((name) => name.length));
 
 /** A header name, as `Connection` may list one (a token of RFC 9110 §5.6.2). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -73,10 +75,35 @@ function addHopByHop(drop: Set<string> | null, name: string, value: string): Set
 export function hopByHopFieldNames(fields: readonly string[]): Set<string> | null {
   let drop: Set<string> | null = null;
   for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i]!.toLowerCase();
+    const raw = fields[i]!;
+    // Lower-cased only when its length is a hop-by-hop name's: most fields are not.
+    if (!HOP_BY_HOP_LENGTHS.has(raw.length)) continue;
+    const name = raw.toLowerCase();
     if (HOP_BY_HOP.has(name)) drop = addHopByHop(drop, name, fields[i + 1]!);
   }
   return drop;
+}
+
+/**
+ * `fields` without the hop-by-hop ones and those `Connection` lists (see
+ * {@linkcode hopByHopFieldNames}): the same array when there are none to
+ * drop, else a copy.
+ */
+export function endToEndFields(fields: string[]): string[] {
+  const drop = hopByHopFieldNames(fields);
+  if (drop === null) return fields;
+  // Names `Connection` listed may have any length; the fixed ones only theirs.
+  let anyLength = false;
+  for (const name of drop) if (!HOP_BY_HOP.has(name)) anyLength = true;
+  const kept: string[] = [];
+  for (let i = 0; i < fields.length; i += 2) {
+    const raw = fields[i]!;
+    if (
+      (anyLength || HOP_BY_HOP_LENGTHS.has(raw.length)) && drop.has(raw.toLowerCase())
+    ) continue;
+    kept.push(raw, fields[i + 1]!);
+  }
+  return kept;
 }
 
 /** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
@@ -146,7 +173,7 @@ export function upstreamFieldPairs(
     let value = fields[i + 1]!;
     // Most names are neither `Host` (4) nor `X-Forwarded-For` (15): compare lengths first.
     if (name.length === 4 && name.toLowerCase() === "host") continue;
-    if (drop !== null && drop.has(name.toLowerCase())) continue;
+    if (drop !== null && dropsField(drop, name)) continue;
     if (!forwarded && name.length === 15 && name.toLowerCase() === "x-forwarded-for") {
       value = `${value}, ${clientAddress}`;
       forwarded = true;
@@ -155,6 +182,11 @@ export function upstreamFieldPairs(
   }
   if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
   return pairs;
+}
+
+/** Whether `drop` (lower-case names) holds the field `name`. */
+function dropsField(drop: Set<string>, name: string): boolean {
+  return drop.has(name.toLowerCase());
 }
 
 /** {@linkcode upstreamRequestPairs} as `Headers`. */

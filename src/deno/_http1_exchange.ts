@@ -18,7 +18,7 @@
 import type { Http1Connection } from "./_http1_connection.ts";
 import type { ParsedHead, ResponseEvents } from "./_http1_parser.ts";
 import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
-import { hopByHopFieldNames } from "./_forwarded_headers.ts";
+import { endToEndFields } from "./_forwarded_headers.ts";
 
 /**
  * The connection failed before any byte of the response arrived: it may
@@ -167,16 +167,8 @@ class Exchange implements ResponseEvents {
     if (head.framing.kind !== "none") {
       body = this.#ended ? concat(this.#chunks) : this.#stream();
     }
-    let fields = head.headers;
     // End-to-end fields only (RFC 9110 §7.6.1): the hop-by-hop ones described this connection.
-    const drop = hopByHopFieldNames(fields);
-    if (drop !== null) {
-      const kept: string[] = [];
-      for (let i = 0; i < fields.length; i += 2) {
-        if (!drop.has(fields[i]!.toLowerCase())) kept.push(fields[i]!, fields[i + 1]!);
-      }
-      fields = kept;
-    }
+    const fields = endToEndFields(head.headers);
     if (this.#ended) this.#settle();
     return {
       status: head.status,

@@ -64,7 +64,10 @@ export function responseFraming(head: ResponseHead): ResponseFraming {
   let codings: string[] | null = null;
   const h = head.headers;
   for (let i = 0; i < h.length; i += 2) {
-    const name = h[i]!.toLowerCase();
+    const raw = h[i]!;
+    // Only names of these two lengths are lower-cased: most fields are neither.
+    if (raw.length !== 14 && raw.length !== 17) continue;
+    const name = raw.toLowerCase();
     if (name === "content-length") (lengths ??= []).push(h[i + 1]!);
     else if (name === "transfer-encoding") (codings ??= []).push(...listOf(h[i + 1]!));
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   clientAddressOf,
+  endToEndFields,
   endToEndHeaders,
   HOP_BY_HOP_HEADERS,
   hopByHopFieldNames,
@@ -46,6 +47,35 @@ Deno.test("hopByHopFieldNames names what to leave out of fields as received, in 
     new Set(["connection", "keep-alive", "x-one", "x-two", "transfer-encoding"]),
   );
   assert.equal(hopByHopFieldNames(["Content-Length", "5", "Server", "nginx"]), null);
+});
+
+Deno.test("endToEndFields drops hop-by-hop fields and any name Connection lists, of any length", () => {
+  const plain = ["Content-Length", "5", "Server", "nginx"];
+  assert.equal(endToEndFields(plain), plain, "nothing to drop: the same array");
+  assert.deepEqual(
+    endToEndFields([
+      "Connection",
+      "keep-alive",
+      "Keep-Alive",
+      "timeout=5",
+      "Content-Type",
+      "text/plain",
+      "Server",
+      "nginx",
+    ]),
+    ["Content-Type", "text/plain", "Server", "nginx"],
+  );
+  assert.deepEqual(
+    endToEndFields([
+      "X-Private-Trace-Identifier",
+      "1",
+      "connection",
+      "close, X-Private-Trace-Identifier",
+      "ETag",
+      '"a"',
+    ]),
+    ["ETag", '"a"'],
+  );
 });
 
 Deno.test("upstreamRequestHeaders extends X-Forwarded-For, drops Host, asks for identity", () => {
