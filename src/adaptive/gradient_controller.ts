@@ -20,6 +20,16 @@
  * an upstream of K workers with work time S answers in about S while it
  * holds K requests or fewer, and in about S·n/K when it holds n > K.
  *
+ * ## Phase 0: a window at the initial limit
+ *
+ * The controller starts at `initial` and measures nothing for one sample
+ * window. The first minRTT measurement (below) pins the limit low; for APF
+ * that is a new ServerCL shared out among the priority levels by their
+ * demand (`docs/semantics.md` §6), and a level that has recorded no demand
+ * yet may get no seat at a limit of 3: a pin at the very start would leave
+ * the busy level without a seat until the next borrowing adjustment. After
+ * a window at `initial`, the levels have their demand.
+ *
  * ## Phase 1: the minRTT, an unloaded baseline
  *
  * The controller pins the limit to `minRttLimit` (3) and takes the
@@ -188,7 +198,7 @@ export class GradientController implements LimitSource {
   #onError: (error: unknown) => void;
   #listeners = new Set<(limit: number) => void>();
   #window: SampleWindow;
-  #phase: ControllerPhase = "measuring-min-rtt";
+  #phase: ControllerPhase = "warming-up";
   /** The learned limit; while measuring, the one restored after. */
   #estimate: number;
   #limit: number;
@@ -204,8 +214,9 @@ export class GradientController implements LimitSource {
   #closed = false;
 
   /**
-   * Starts measuring the minRTT at once (the limit is `minRttLimit` until
-   * `minRttRequests` samples came in), then samples windows.
+   * Starts at `initial` for one sample window, then measures the minRTT
+   * (the limit is `minRttLimit` until `minRttRequests` samples came in),
+   * then samples windows.
    *
    * @throws {TypeError} for an unknown option or a value of the wrong type;
    * {RangeError} for a value out of range.
@@ -217,8 +228,11 @@ export class GradientController implements LimitSource {
     this.#onError = deps.onError ?? logListenerError;
     this.#window = new SampleWindow(this.#random);
     this.#estimate = this.#options.initial;
-    this.#limit = this.#options.minRttLimit;
-    this.#startMeasuring();
+    this.#limit = this.#options.initial;
+    this.#measureTimer = this.#clock.setTimer(this.#options.sampleWindowMs, () => {
+      this.#measureTimer = null;
+      this.#startMeasuring();
+    });
   }
 
   /** The limit in force: an integer in [min, max], or `minRttLimit` while measuring. */
@@ -259,7 +273,7 @@ export class GradientController implements LimitSource {
         () => `Cannot record a sample: demand must be a finite number >= 0, got ${demand}`,
       );
     }
-    if (this.#closed) return;
+    if (this.#closed || this.#phase === "warming-up") return;
     if (this.#phase === "measuring-min-rtt") {
       // Envoy: a request that started before the measurement ran at the old, higher limit.
       if (this.#clock.now() - latencyMs < this.#measuringSince) return;

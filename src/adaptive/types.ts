@@ -43,7 +43,7 @@ export interface LatencySample {
 }
 
 /** What a controller is doing. */
-export type ControllerPhase = "measuring-min-rtt" | "sampling";
+export type ControllerPhase = "warming-up" | "measuring-min-rtt" | "sampling";
 
 /** Something that learns a concurrency limit and tells when it changes. */
 export interface LimitSource {

@@ -63,7 +63,7 @@ export function applyServerConcurrencyLimit(
  * using coordinator = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
  * using controller = new GradientController({}, { clock });
  * const stop = followLearnedLimit(coordinator, controller);
- * coordinator.configuration.serverConcurrencyLimit; // 3: the controller measures its minRTT
+ * coordinator.configuration.serverConcurrencyLimit; // 20: the initial limit, for a window
  * stop();
  * ```
  */

@@ -28,8 +28,16 @@ function limitsUntil(
   return limits;
 }
 
+/** Ends the window at the initial limit, when the controller is still in it. */
+function warmUp(clock: FakeEventClock, controller: GradientController) {
+  if (controller.snapshot().phase === "warming-up") {
+    clock.advance(controller.options.sampleWindowMs);
+  }
+}
+
 /** Ends the first minRTT measurement (`minRttRequests: 1`) with one request of `latencyMs`. */
 function measure(clock: FakeEventClock, controller: GradientController, latencyMs = S) {
+  warmUp(clock, controller);
   clock.advance(latencyMs);
   controller.record({ latencyMs, outcome: "ok" });
 }
@@ -45,12 +53,19 @@ function closeAll(
   assert.equal(clock.pendingTimers, 0);
 }
 
-Deno.test("GradientController measures the minRTT at the pinned limit, then restores the initial one", () => {
+Deno.test("GradientController starts at the initial limit for a window, measures the minRTT at the pinned limit, then restores the initial one", () => {
   const { clock, controller } = setup({ minRttRequests: 10 });
-  assert.equal(controller.limit, 3);
-  assert.equal(controller.snapshot().phase, "measuring-min-rtt");
+  assert.equal(controller.limit, 20);
+  assert.equal(controller.snapshot().phase, "warming-up");
   const changes: number[] = [];
   controller.onLimit((l) => changes.push(l));
+  // Samples of the first window teach nothing: there is no minRTT to compare them with.
+  controller.record({ latencyMs: 1, outcome: "ok" });
+  clock.advance(999);
+  assert.equal(controller.snapshot().phase, "warming-up");
+  clock.advance(1);
+  assert.equal(controller.limit, 3);
+  assert.equal(controller.snapshot().phase, "measuring-min-rtt");
   clock.advance(100);
   for (let i = 1; i <= 10; i++) controller.record({ latencyMs: 10 * i, outcome: "ok" });
   // p90 of 10..100 by nearest rank: the 9th value.
@@ -68,14 +83,15 @@ Deno.test("GradientController measures the minRTT at the pinned limit, then rest
       minRttMeasurements: 1,
     },
   );
-  assert.deepEqual(changes, [20]);
+  assert.deepEqual(changes, [3, 20]);
   closeAll(clock, controller);
 });
 
 Deno.test("GradientController's minRTT ignores requests started before it, refusals and errors", () => {
   const { clock, controller } = setup({ minRttRequests: 3 });
+  warmUp(clock, controller);
   clock.advance(1000);
-  // The measurement began at 0: this one started at 900 and counts, the next at −500 and does not.
+  // The measurement began at 1000: this one started at 1900 and counts, the next at 500 and does not.
   controller.record({ latencyMs: 100, outcome: "ok" });
   controller.record({ latencyMs: 1500, outcome: "ok" });
   controller.record({ latencyMs: 1, outcome: "rejected" });
@@ -278,10 +294,10 @@ Deno.test("GradientController measures the minRTT again every interval plus jitt
     { minRttRequests: 1, minRttIntervalMs: 10_000, jitter: 0.2 },
     { clock, random: () => 0.5 },
   );
-  measure(clock, controller); // ends at 50 ms
-  clock.advanceTo(11_049);
+  measure(clock, controller); // ends at 1,050 ms: a window at the initial limit, then 50 ms
+  clock.advanceTo(12_049);
   assert.equal(controller.snapshot().phase, "sampling");
-  clock.advanceTo(11_050); // 50 ms + 10 s × (1 + 0.5 × 0.2)
+  clock.advanceTo(12_050); // 1,050 ms + 10 s × (1 + 0.5 × 0.2)
   assert.equal(controller.snapshot().phase, "measuring-min-rtt");
   assert.equal(controller.limit, 3);
   clock.advance(10);
@@ -307,9 +323,9 @@ Deno.test("GradientController: listeners hear changes, unsubscribe, and a throwi
   stop();
   controller.record({ latencyMs: 50, outcome: "ok" });
   clock.advance(1000);
-  assert.deepEqual(heard, [20]);
+  assert.deepEqual(heard, [3, 20]);
   assert.ok(controller.limit > 20);
-  assert.equal(errors.length, 2);
+  assert.equal(errors.length, 3);
   assert.equal((errors[0] as Error).message, "boom");
   assert.throws(() => controller.onLimit(42 as never), {
     name: "TypeError",
@@ -330,7 +346,7 @@ Deno.test("GradientController.close() disposes every timer and ignores later sam
   controller.close();
   controller.close();
   measure(clock, controller);
-  assert.equal(controller.limit, 3);
+  assert.equal(controller.limit, 20, "closed in its first window: it never pinned");
   assert.equal(clock.pendingTimers, 0);
 });
 

@@ -81,7 +81,9 @@ Deno.test("followLearnedLimit: the coordinator's ServerCL follows the controller
   using c = new EmbeddedCoordinator(effectiveConfiguration(bootstrapConfiguration()), { clock });
   using controller = new GradientController({ minRttRequests: 1 }, { clock });
   const stop = followLearnedLimit(c, controller);
-  assert.equal(c.configuration.serverConcurrencyLimit, 3);
+  assert.equal(c.configuration.serverConcurrencyLimit, 20, "a window at the initial limit");
+  clock.advance(1000);
+  assert.equal(c.configuration.serverConcurrencyLimit, 3, "the minRTT measurement's pin");
   clock.advance(50);
   controller.record({ latencyMs: 50, outcome: "ok" });
   assert.equal(c.configuration.serverConcurrencyLimit, 20);

@@ -123,7 +123,10 @@ Deno.test("apf simulate adaptive_workers.json: the learned limit finds K workers
     assert.ok(l.length > 0 && Math.min(...l) >= low! && Math.max(...l) <= high!, `${from}: ${l}`);
   }
   assert.equal(out.adaptive!.trace[0]!.atMs, 0);
-  assert.equal(out.adaptive!.trace[0]!.limit, 3);
+  // A window at the initial limit, then the minRTT measurement's pin.
+  assert.equal(out.adaptive!.trace[0]!.limit, 20);
+  assert.equal(out.adaptive!.trace[0]!.phase, "warming-up");
+  assert.ok(out.adaptive!.trace.some((t) => t.limit === 3 && t.phase === "measuring-min-rtt"));
   assert.equal(out.adaptive!.final.minRttMs, 50);
   // The mouse is never stuck behind the elephants' queue once the level has seats.
   const mouse = out.clients.find((c) => c.name === "mouse")!;
