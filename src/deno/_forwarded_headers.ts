@@ -157,13 +157,15 @@ export function upstreamRequestPairs(
 /**
  * {@linkcode upstreamRequestPairs} for a request whose fields are at hand
  * as received (names and values alternating): the end-to-end ones but
- * `Host`, names as they came, `X-Forwarded-For` extended with
- * `clientAddress`. For a client that sends bodies as they are (no
- * `Accept-Encoding` rewrite).
+ * `Host` and `Content-Length`, names as they came, `X-Forwarded-For`
+ * extended with `clientAddress`, and one `Content-Length: contentLength`
+ * (the length the request's framing decided) when given. For a client that
+ * sends bodies as they are (no `Accept-Encoding` rewrite).
  */
 export function upstreamFieldPairs(
   fields: readonly string[],
   clientAddress: string | null,
+  contentLength: number | null = null,
 ): [string, string][] {
   const drop = hopByHopFieldNames(fields);
   const pairs: [string, string][] = [];
@@ -173,6 +175,8 @@ export function upstreamFieldPairs(
     let value = fields[i + 1]!;
     // Most names are neither `Host` (4) nor `X-Forwarded-For` (15): compare lengths first.
     if (name.length === 4 && name.toLowerCase() === "host") continue;
+    // RFC 9110 §8.6: repeated or listed values of one length go on as one field, added below.
+    if (name.length === 14 && name.toLowerCase() === "content-length") continue;
     if (drop !== null && dropsField(drop, name)) continue;
     if (!forwarded && name.length === 15 && name.toLowerCase() === "x-forwarded-for") {
       value = `${value}, ${clientAddress}`;
@@ -181,6 +185,7 @@ export function upstreamFieldPairs(
     pairs.push([name, value]);
   }
   if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
+  if (contentLength !== null) pairs.push(["content-length", String(contentLength)]);
   return pairs;
 }
 

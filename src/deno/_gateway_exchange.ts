@@ -73,7 +73,11 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     try {
       reply = await client.send(base + req.target, {
         method: req.method,
-        headers: upstreamFieldPairs(req.fields, clientAddressOf(req.remoteAddr)),
+        headers: upstreamFieldPairs(
+          req.fields,
+          clientAddressOf(req.remoteAddr),
+          req.contentLength,
+        ),
         body: req.body,
         signal: controller.signal,
       });
@@ -82,6 +86,9 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       seat.release();
       // The client is gone and will not read this; 499 is nginx's "client closed request".
       if (req.gone) return textReply(499, "");
+      // The client's body was invalid (RFC 9110 §15.5.1: its error, not the upstream's).
+      const refused = req.refused;
+      if (refused !== null) return textReply(refused.status, `${refused.message}\n`);
       onError?.(e, requestOf(req));
       // Like Go's ReverseProxy: the reason goes to the log, not to the client.
       const failed = deadline.passed

@@ -45,6 +45,10 @@ export interface GatewayRequest {
   readonly signal: AbortSignal;
   /** Whether the client went away. */
   readonly gone: boolean;
+  /** The body's length when framed by `Content-Length`, else `null`. */
+  readonly contentLength: number | null;
+  /** Why the body was refused while it was read (invalid framing), else `null`. */
+  readonly refused: RequestRefused | null;
 }
 
 /** A response as the gateway's handler gives it. */
@@ -91,6 +95,8 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   #chunks: Uint8Array[] = [];
   #ended = false;
   #gone = false;
+  /** Why the current request's body was refused while it was read. */
+  #refused: RequestRefused | null = null;
   #abort: AbortController | null = null;
   #busy = false;
   #closed = false;
@@ -163,6 +169,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     this.#chunks = [];
     this.#ended = false;
     this.#gone = false;
+    this.#refused = null;
     this.#abort = null;
     this.#parser.start(this);
     while (this.#head === null) {
@@ -245,6 +252,10 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
       get gone(): boolean {
         return self.#gone;
       },
+      contentLength: head.framing.kind === "length" ? head.framing.length : null,
+      get refused(): RequestRefused | null {
+        return self.#refused;
+      },
     };
     const reply = await this.#handler(request);
     // A request body the handler did not read to its end leaves the connection unusable.
@@ -264,14 +275,19 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
           // RFC 9110 §10.1.1: the client waits for this before it sends the body.
           if (this.#chunks.length === 0 && !this.#ended) await this.#write(CONTINUE);
         }
-        while (this.#chunks.length === 0 && !this.#ended) {
-          const bytes = await this.#read();
-          if (bytes === null) {
-            this.#left();
-            this.#parser.end(); // throws: the body was cut short
-          } else {
-            this.#feed(bytes);
+        try {
+          while (this.#chunks.length === 0 && !this.#ended) {
+            const bytes = await this.#read();
+            if (bytes === null) {
+              this.#left();
+              this.#parser.end(); // throws: the body was cut short
+            } else {
+              this.#feed(bytes);
+            }
           }
+        } catch (e) {
+          if (e instanceof RequestRefused) this.#refused = e;
+          throw e;
         }
         for (const chunk of this.#chunks) controller.enqueue(chunk);
         this.#chunks.length = 0;

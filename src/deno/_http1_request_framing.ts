@@ -194,8 +194,8 @@ function hasElement(value: string, lowerName: string): boolean {
  * The origin-form path and query of `target` (RFC 9112 §3.2), and the
  * authority of an absolute-form one (else `null`).
  *
- * @throws {RequestRefused} 400 for an authority-form target, an asterisk
- *   but for `OPTIONS`, any other form, or characters a target cannot hold.
+ * @throws {RequestRefused} 400 for an authority-form or asterisk-form
+ *   target, any other form, or characters a target cannot hold.
  */
 export function requestTarget(
   method: string,
@@ -203,8 +203,8 @@ export function requestTarget(
 ): { readonly path: string; readonly authority: string | null } {
   const first = target.charCodeAt(0);
   if (first === 0x2f /* / */ && TARGET.test(target)) return { path: target, authority: null };
-  // RFC 9112 §3.2.4: the asterisk-form, for a server-wide OPTIONS only.
-  if (target === "*" && method === "OPTIONS") return { path: target, authority: null };
+  // RFC 9112 §3.2.4's asterisk-form (a server-wide OPTIONS) is refused, as nginx refuses it: a
+  // reverse proxy forwards to resources of its upstream, and `*` names none.
   // RFC 9112 §3.2.2: the absolute-form, which a server MUST accept.
   const scheme = target.indexOf("://");
   if ((scheme === 4 || scheme === 5) && TARGET.test(target)) {
