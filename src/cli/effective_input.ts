@@ -36,7 +36,7 @@ export async function loadEffective(
   parsed: ParsedArgs,
   io: CliIO,
   usage: string,
-  options: { readsStdin?: boolean } = {},
+  options: { readsStdin?: boolean; allowAuto?: boolean } = {},
 ): Promise<EffectiveInput> {
   const fail = (msg: string): EffectiveInput => {
     io.stderr(`${msg}\nusage: ${usage}\n`);
@@ -44,7 +44,12 @@ export async function loadEffective(
   };
   if (!parsed.ok) return fail(parsed.error);
   if (parsed.positionals.length > 0) return fail(`unexpected argument ${parsed.positionals[0]}`);
-  const scl = parsed.strings.get("server-concurrency")?.at(-1);
+  const given = parsed.strings.get("server-concurrency")?.at(-1);
+  if (given === "auto" && options.allowAuto !== true) {
+    return fail("--server-concurrency auto is for apf serve: here the limit is a number");
+  }
+  // A learned limit starts from the configuration at the default; the gateway moves it.
+  const scl = given === "auto" ? undefined : given;
   const serverConcurrencyLimit = scl === undefined ? DEFAULT_SERVER_CONCURRENCY_LIMIT : Number(scl);
   if (
     scl !== undefined &&

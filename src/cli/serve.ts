@@ -5,6 +5,13 @@
  * @module
  */
 
+import {
+  ADAPTIVE_FLAGS,
+  ADAPTIVE_FLAGS_HELP,
+  ADAPTIVE_FLAGS_USAGE,
+  adaptiveFlags,
+  adaptiveText,
+} from "./_adaptive_flags.ts";
 import { parseDurationMs } from "../_shared/duration.ts";
 import { DASHBOARD_PATH, DEBUG_PREFIX } from "../observe/admin_router.ts";
 import { connectCoordinator } from "../remote/client.ts";
@@ -38,7 +45,7 @@ import { type CliIO, type ExitCode, tolerantStdout } from "./io.ts";
 
 /** Usage line of the command. */
 export const SERVE_USAGE =
-  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] [--server-concurrency N] [--trust-identity-headers] [--request-timeout <duration>] [--upstream-client http1|fetch] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT|redis://HOST:PORT|kv:PATH] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
+  `apf serve --upstream <url> [--config <file>...] [--listen 127.0.0.1:8080] [--admin-listen 127.0.0.1:9090] ${ADAPTIVE_FLAGS_USAGE} [--trust-identity-headers] [--request-timeout <duration>] [--upstream-client http1|fetch] ${CONNECTION_FLAGS_USAGE} [--coordinator ws://HOST:PORT|redis://HOST:PORT|kv:PATH] [--coordinator-token-file F] [--coordinator-policy local|open|closed] [--fallback-fraction F] ${BUDGET_FLAGS_USAGE}`;
 
 const HELP = helpText(
   SERVE_USAGE,
@@ -55,7 +62,7 @@ the request timeout gives 504.
   --listen <host:port>       where clients connect (default 127.0.0.1:8080; port 0: any free port)
   --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_* and the live
                              dashboard (${DEBUG_PREFIX}/) there only
-  --server-concurrency N     seats of the whole gateway (default 600)
+${ADAPTIVE_FLAGS_HELP}
   --trust-identity-headers   take the user from X-Remote-User, X-Remote-Group and
                              X-Remote-Extra-* (only behind an authenticating proxy that sets
                              them); without it every request is anonymous
@@ -113,6 +120,7 @@ export async function serveCommand(
       "listen",
       "admin-listen",
       "server-concurrency",
+      ...ADAPTIVE_FLAGS,
       "request-timeout",
       "upstream-client",
       "coordinator",
@@ -203,8 +211,15 @@ export async function serveCommand(
       return 2;
     }
   }
-  const loaded = await loadEffective(parsed, io, SERVE_USAGE);
+  const loaded = await loadEffective(parsed, io, SERVE_USAGE, { allowAuto: true });
   if (!loaded.ok) return loaded.code;
+  const adaptive = adaptiveFlags(parsed);
+  if (!adaptive.ok) return fail(adaptive.error);
+  if (adaptive.options !== null && coordinatorText !== undefined) {
+    return fail(
+      "--server-concurrency auto learns this gateway's own limit: with --coordinator, the coordinator's limit is the one in force",
+    );
+  }
   const say = tolerantStdout(io);
   // Budget mode: this gateway decides on its share of each level, settled with the store.
   let lastStoreError = -Infinity;
@@ -298,6 +313,7 @@ export async function serveCommand(
       trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
       ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
       upstreamClient,
+      ...(adaptive.options !== null && { serverConcurrencyLimit: adaptive.options }),
       ...limits,
       ...(remote !== null && { coordinator: remote }),
       ...(holder !== null && { coordinator: holder }),
@@ -322,8 +338,11 @@ export async function serveCommand(
   });
   try {
     const levels = loaded.effective.priorityLevels.length;
-    const local =
-      `${levels} priority levels, server concurrency ${loaded.effective.serverConcurrencyLimit}`;
+    const local = `${levels} priority levels, ${
+      adaptive.options === null
+        ? `server concurrency ${loaded.effective.serverConcurrencyLimit}`
+        : adaptiveText(adaptive.options)
+    }`;
     say(
       `apf serve: listening on ${httpUrlOf(gateway.addr)}, proxying to ${upstream.href} (${
         remote === null

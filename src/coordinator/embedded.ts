@@ -323,6 +323,21 @@ export class EmbeddedCoordinator implements Coordinator {
     }
   }
 
+  /**
+   * Seats that want the server now: those in use and those waiting, over
+   * every limited level (an adaptive limit's demand; exempt levels are
+   * outside any limit).
+   */
+  seatDemand(): number {
+    let seats = 0;
+    for (const level of this.#levels.values()) {
+      if (level.effective.type === "Exempt") continue;
+      const qs = level.queueSet;
+      seats += qs.seatsInUse + qs.seatsWaiting;
+    }
+    return seats;
+  }
+
   /** Every level's limits, demand and queue set (with requests when asked), sorted by name. */
   snapshot(options: SnapshotOptions = {}): CoordinatorSnapshot {
     const now = this.#clock.now();

@@ -35,6 +35,7 @@ import {
 } from "./_gateway_server.ts";
 import { upstreamBody } from "./_upstream_body.ts";
 import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import { outcomeOfStatus, SampledSeat } from "../coordinator/adaptive_limit.ts";
 import type { Http1UpstreamClient, UpstreamReply } from "./upstream_client.ts";
 
 /** Options of {@linkcode gatewayExchange}. */
@@ -83,6 +84,7 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       });
     } catch (e) {
       deadline.cancel();
+      if (seat instanceof SampledSeat) seat.outcome = deadline.passed ? "timeout" : "error";
       seat.release();
       // The client is gone and will not read this; 499 is nginx's "client closed request".
       if (req.gone) return textReply(499, "");
@@ -99,6 +101,8 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     // The deadline covers the wait for the response head; the body streams freely, unless the
     // client goes away: then it bounds how long the body is read to its end.
     deadline.pause();
+    // With a learned limit: what the upstream's answer says of its load (503: overloaded).
+    if (seat instanceof SampledSeat) seat.outcome = outcomeOfStatus(reply.status);
     const fields = withApfFields(reply.fields, state);
     let body = reply.body;
     if (body instanceof ReadableStream && req.method !== "HEAD") {

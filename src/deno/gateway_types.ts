@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { GradientSnapshot } from "../adaptive/types.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import type { Coordinator } from "../coordinator/types.ts";
 import type { EffectiveConfiguration, FlowControlConfiguration } from "../config/mod.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
@@ -47,8 +49,14 @@ export interface GatewayOptions extends ConnectionLimits {
    * the built-in configuration.
    */
   config?: string | FlowControlConfiguration | EffectiveConfiguration | readonly unknown[];
-  /** Seats of the whole gateway (default 600; must match an effective `config`'s). */
-  serverConcurrencyLimit?: number;
+  /**
+   * Seats of the whole gateway (default 600; must match an effective
+   * `config`'s), or `"auto"` (or the adaptive controller's options): learned
+   * from the upstream's latency, from each request's dispatch to the end of
+   * its response body, its 503s and 429s counting as refusals, its 504s as
+   * time-outs (`docs/adaptive.md`). Not with a `coordinator` of your own.
+   */
+  serverConcurrencyLimit?: number | "auto" | GradientControllerOptions;
   /** Where clients connect (default `127.0.0.1:8080`). */
   listen?: ListenAddress;
   /** Where the metrics and debug routes are served (default: nowhere). */
@@ -95,6 +103,8 @@ export interface GatewayMiddleware {
   readonly metrics: FlowcontrolMetrics | null;
   /** The coordinator's state: every level's seats in use, queued requests and current limit. */
   snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
+  /** The learned limit's state (`serverConcurrencyLimit: "auto"`), else `null`. */
+  adaptiveSnapshot(): GradientSnapshot | null;
 }
 
 /** A running gateway. */

@@ -51,12 +51,23 @@ import {
   Refusal,
 } from "./admission.ts";
 import { checkNumber } from "../_shared/errors.ts";
+import {
+  AdaptiveLimit,
+  adaptiveOptionsOf,
+  outcomeOfStatus,
+  SampledSeat,
+} from "../coordinator/adaptive_limit.ts";
+import { resolveGradientOptions } from "../adaptive/gradient_options.ts";
+import type { GradientSnapshot } from "../adaptive/types.ts";
+import { systemClock } from "../fairqueuing/clock.ts";
+import { exposeAdaptiveLimit } from "../observe/adaptive_metrics.ts";
 
 /** The middleware, with what the admin routes and the app's shutdown need. */
 export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler<E> {
   /**
-   * The configuration requests are classified with: the `config` option's,
-   * or, with a remote coordinator, the one it last sent.
+   * The configuration requests are classified with: the `config` option's
+   * (at the ServerCL in force, which a learned limit moves), or, with a
+   * remote coordinator, the one it last sent.
    */
   readonly configuration: EffectiveConfiguration;
   /** The coordinator seats come from (the embedded one is created on first use). */
@@ -70,6 +81,11 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
   snapshot(options?: SnapshotOptions): CoordinatorSnapshot | null;
   /** The priority levels in the order requests are matched to them, for the dashboard. */
   levelOrder(): readonly string[];
+  /**
+   * The learned server concurrency limit's state (`serverConcurrencyLimit:
+   * "auto"`), `null` with a static limit or before the first request.
+   */
+  adaptiveSnapshot(): GradientSnapshot | null;
   /** Closes the embedded coordinator (waiters get `unavailable`, its timer stops). */
   close(): void;
 }
@@ -92,8 +108,20 @@ export interface ApfMiddleware<E extends Env = ApfEnv> extends MiddlewareHandler
  */
 export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): ApfMiddleware<E> {
   checkOptions(options);
+  const adaptiveOptions = adaptiveOptionsOf(options.serverConcurrencyLimit);
+  if (adaptiveOptions !== null) {
+    if (options.coordinator !== undefined) {
+      throw new TypeError(
+        'Cannot create apf(): serverConcurrencyLimit "auto" learns the limit of the embedded coordinator; a coordinator of your own sets its own (apf coordinator --server-concurrency auto)',
+      );
+    }
+    // Checked now, not when the first request creates the coordinator.
+    resolveGradientOptions(adaptiveOptions);
+  }
   const configuration = resolveConfiguration(options.config, {
-    serverConcurrencyLimit: options.serverConcurrencyLimit,
+    serverConcurrencyLimit: typeof options.serverConcurrencyLimit === "number"
+      ? options.serverConcurrencyLimit
+      : undefined,
     mandatoryOnly: options.mandatoryOnly,
   });
   let current = configuration;
@@ -125,6 +153,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     ? new FlowcontrolMetrics({ snapshot: () => embeddedCoordinator().snapshot() })
     : metricsOf(options.coordinator);
   let embedded: EmbeddedCoordinator | null = null;
+  let adaptive: AdaptiveLimit | null = null;
   // Created on first use: a timer set at module scope is refused on some platforms.
   const coordinator: Coordinator = options.coordinator ?? {
     acquire: (request, acquireOptions) => embeddedCoordinator().acquire(request, acquireOptions),
@@ -135,6 +164,14 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         ...(options.clock !== undefined && { clock: options.clock }),
         ...(metrics !== null && { metrics }),
       });
+      if (adaptiveOptions !== null) {
+        adaptive = new AdaptiveLimit(embedded, adaptiveOptions, {
+          clock: options.clock ?? systemClock,
+        });
+        if (metrics !== null) {
+          exposeAdaptiveLimit(metrics.registry, () => adaptive!.snapshot());
+        }
+      }
     }
     return embedded;
   }
@@ -222,7 +259,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
         classification,
         work,
         waitedMs: admission.waitedMs,
-        seat: admission.seat,
+        // With a learned limit, the seat's time from now to its release is a sample.
+        seat: adaptive === null ? admission.seat : adaptive.track(admission.seat),
       };
     };
     return answer instanceof Promise ? answer.then(decide) : decide(answer);
@@ -254,7 +292,13 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     c.set("apf", state);
     let released = false;
     try {
-      await next();
+      try {
+        await next();
+      } catch (e) {
+        if (seat instanceof SampledSeat) seat.outcome = "error";
+        throw e;
+      }
+      if (seat instanceof SampledSeat) seat.outcome = outcomeOfStatus(c.res.status);
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
@@ -281,7 +325,8 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   };
   return Object.defineProperties(middleware, {
     [ADMISSION]: { value: admission },
-    configuration: { get: () => current, enumerable: true },
+    // The embedded coordinator's, whose ServerCL a learned limit moves.
+    configuration: { get: () => embedded?.configuration ?? current, enumerable: true },
     coordinator: { value: coordinator, enumerable: true },
     metrics: { value: metrics, enumerable: true },
     snapshot: {
@@ -296,9 +341,13 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       },
     },
     levelOrder: { value: (): readonly string[] => levelsInMatchingOrder(current) },
+    adaptiveSnapshot: {
+      value: (): GradientSnapshot | null => adaptive?.snapshot() ?? null,
+    },
     close: {
       value: (): void => {
         unsubscribe();
+        adaptive?.close();
         embedded?.close();
       },
     },

@@ -15,6 +15,7 @@ import type { AdmissionRejectReason, Coordinator, Seat } from "../coordinator/ty
 import type { RouteCost } from "../estimate/routes.ts";
 import type { ResolvedWorkEstimate, WorkEstimator } from "../estimate/types.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 
 /** What the middleware knows about the request being served (`c.get("apf")`). */
 export interface ApfState {
@@ -78,8 +79,14 @@ export interface ApfOptions<E extends Env = ApfEnv> {
    * kube-apiserver does). Ignored for an effective configuration.
    */
   mandatoryOnly?: boolean;
-  /** Seats of the whole server (default 600). */
-  serverConcurrencyLimit?: number;
+  /**
+   * Seats of the whole server (default 600), or `"auto"`: learned from the
+   * latency of the handlers' work (a gradient controller, after Envoy's
+   * adaptive concurrency and Netflix's Gradient2; `docs/adaptive.md`), or
+   * that controller's options (`{ min, max, initial, … }`). `"auto"` needs
+   * the embedded coordinator.
+   */
+  serverConcurrencyLimit?: number | "auto" | GradientControllerOptions;
   /** Who hands out seats (default: an embedded coordinator created for this middleware). */
   coordinator?: Coordinator;
   /**

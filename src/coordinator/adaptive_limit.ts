@@ -1,0 +1,167 @@
+/**
+ * An adaptive server concurrency limit (`serverConcurrencyLimit: "auto"`):
+ * a gradient controller (`src/adaptive/`) whose limit the coordinator
+ * follows live as its ServerCL (`learned_limit.ts`: every level's NominalCL,
+ * LendableCL and BorrowingCL recomputed, nothing that waits dropped or
+ * reordered), fed by the seats the coordinator hands out. Each seat is a
+ * sample: its time from its dispatch to its release (never its wait in a
+ * queue, which is the limit's consequence, not the upstream's), how it
+ * ended (the front end marks a refusal, an error or a time-out), and the
+ * seats that wanted the server then. A seat given back early as
+ * long-running (a watch) is no sample: its time is the stream's, not the
+ * upstream's work.
+ *
+ * @module
+ */
+
+import { GradientController } from "../adaptive/gradient_controller.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
+import type { GradientSnapshot, SampleOutcome } from "../adaptive/types.ts";
+import type { Clock } from "../fairqueuing/clock.ts";
+import { followLearnedLimit, type ReconfigurableCoordinator } from "./learned_limit.ts";
+import type { ReleaseOptions, Seat } from "./types.ts";
+
+/**
+ * The `serverConcurrencyLimit` option: seats of the whole server, or
+ * `"auto"` (learned from latency, the controller's defaults), or the
+ * controller's options (bounds, initial limit, knobs).
+ */
+export type ServerConcurrencyLimitOption = number | "auto" | GradientControllerOptions;
+
+/** The controller's options an option asks for, or `null` for a static limit. */
+export function adaptiveOptionsOf(
+  option: ServerConcurrencyLimitOption | undefined,
+): GradientControllerOptions | null {
+  if (option === undefined || typeof option === "number") return null;
+  if (option === "auto") return {};
+  if (typeof option === "object" && option !== null && !Array.isArray(option)) return option;
+  throw new TypeError(
+    `Cannot configure the server concurrency limit: serverConcurrencyLimit must be a positive integer, "auto" or the adaptive controller's options, got ${
+      JSON.stringify(option)
+    }`,
+  );
+}
+
+/** A coordinator an adaptive limit can drive. */
+export interface AdaptiveCoordinator extends ReconfigurableCoordinator {
+  /** Seats in use plus seats waiting, over the limited levels. */
+  seatDemand(): number;
+}
+
+/** What an {@linkcode AdaptiveLimit} runs on. */
+export interface AdaptiveLimitDeps {
+  clock: Clock;
+  /** Random numbers in [0, 1) for the controller's jitter (default `Math.random`). */
+  random?: () => number;
+  /** Told when a listener of the limit throws. */
+  onError?: (error: unknown) => void;
+}
+
+/** A coordinator's ServerCL, learned from the seats it hands out. */
+export class AdaptiveLimit {
+  /** The controller (its limit, snapshot and options). */
+  readonly controller: GradientController;
+  #coordinator: AdaptiveCoordinator;
+  #clock: Clock;
+  #stop: () => void;
+
+  /**
+   * Starts learning: the coordinator's ServerCL is the controller's limit
+   * from now on.
+   *
+   * @throws {TypeError} or {RangeError} for an invalid controller option.
+   */
+  constructor(
+    coordinator: AdaptiveCoordinator,
+    options: GradientControllerOptions,
+    deps: AdaptiveLimitDeps,
+  ) {
+    this.#coordinator = coordinator;
+    this.#clock = deps.clock;
+    this.controller = new GradientController(options, {
+      clock: deps.clock,
+      ...(deps.random !== undefined && { random: deps.random }),
+      ...(deps.onError !== undefined && { onError: deps.onError }),
+    });
+    this.#stop = followLearnedLimit(coordinator, this.controller);
+  }
+
+  /** The controller's state. */
+  snapshot(): GradientSnapshot {
+    return this.controller.snapshot();
+  }
+
+  /** `seat`, dispatched now, as a sample: recorded when it is released. */
+  track(seat: Seat): SampledSeat {
+    return new SampledSeat(seat, this, this.#clock.now());
+  }
+
+  /** Records one seat's time; called by {@linkcode SampledSeat}. */
+  record(startedAt: number, outcome: SampleOutcome): void {
+    this.controller.record({
+      latencyMs: Math.max(0, this.#clock.now() - startedAt),
+      outcome,
+      demand: this.#coordinator.seatDemand(),
+    });
+  }
+
+  /** Stops learning (the ServerCL stays where it is) and the controller's timers. */
+  close(): void {
+    this.#stop();
+    this.controller.close();
+  }
+}
+
+/**
+ * A seat whose time, from its dispatch to its release, is a sample of the
+ * adaptive limit. Set {@linkcode SampledSeat.outcome} before releasing it
+ * when the work did not end well.
+ */
+export class SampledSeat implements Seat {
+  /** How the work ended (default `"ok"`). */
+  outcome: SampleOutcome = "ok";
+  #seat: Seat;
+  #limit: AdaptiveLimit;
+  #startedAt: number;
+  #sampled = false;
+
+  constructor(seat: Seat, limit: AdaptiveLimit, startedAt: number) {
+    this.#seat = seat;
+    this.#limit = limit;
+    this.#startedAt = startedAt;
+  }
+
+  get priorityLevel(): string {
+    return this.#seat.priorityLevel;
+  }
+
+  release(options?: ReleaseOptions): boolean {
+    const released = this.#seat.release(options);
+    if (released && !this.#sampled) {
+      this.#sampled = true;
+      this.#limit.record(this.#startedAt, this.outcome);
+    }
+    return released;
+  }
+
+  initialized(): void {
+    // A long-running request's time is its stream's, not the upstream's work.
+    this.#sampled = true;
+    this.#seat.initialized();
+  }
+
+  [Symbol.dispose](): void {
+    this.release();
+  }
+}
+
+/**
+ * The outcome an HTTP status says of the upstream: 503 and 429 are
+ * refusals (overload), 504 a time-out, other 5xx errors; anything else
+ * was served.
+ */
+export function outcomeOfStatus(status: number): SampleOutcome {
+  if (status === 503 || status === 429) return "rejected";
+  if (status === 504) return "timeout";
+  return status >= 500 ? "error" : "ok";
+}
