@@ -1,7 +1,7 @@
 /**
  * `--server-concurrency auto` and its bounds: the server concurrency limit
- * learned from the upstream's latency (`docs/adaptive.md`), for
- * `apf serve`.
+ * learned from latency (`docs/adaptive.md`), for `apf serve` and
+ * `apf coordinator`.
  *
  * @module
  */

@@ -6,6 +6,13 @@
  * @module
  */
 
+import {
+  ADAPTIVE_FLAGS,
+  ADAPTIVE_FLAGS_HELP,
+  ADAPTIVE_FLAGS_USAGE,
+  adaptiveFlags,
+  adaptiveText,
+} from "./_adaptive_flags.ts";
 import { formatConfigurationDiff } from "../config/diff.ts";
 import { parseConfiguration } from "../config/mod.ts";
 import type { FlowControlConfiguration } from "../config/types.ts";
@@ -26,7 +33,7 @@ import { processSignals, type ShutdownSignals } from "./serve.ts";
 
 /** Usage line of the command. */
 export const COORDINATOR_USAGE =
-  `apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] [--server-concurrency N] [--token-file F] [--admin-listen ADDR] [--allow-empty-config] [--hello-timeout <duration>] ${CONNECTION_FLAGS_USAGE}`;
+  `apf coordinator [--listen 127.0.0.1:7070] [--config <file>...] [--mandatory-only] ${ADAPTIVE_FLAGS_USAGE} [--token-file F] [--admin-listen ADDR] [--allow-empty-config] [--hello-timeout <duration>] ${CONNECTION_FLAGS_USAGE}`;
 
 const HELP = helpText(
   COORDINATOR_USAGE,
@@ -38,7 +45,8 @@ a WebSocket (protocol: src/coordinator/PROTOCOL.md).
   --listen <host:port>       where clients connect (default 127.0.0.1:7070)
   --config <file>            manifests merged with the built-in configuration (repeatable)
   --mandatory-only           merge with the mandatory built-in objects only
-  --server-concurrency N     seats shared by every client (default 600)
+${ADAPTIVE_FLAGS_HELP}
+                             (auto here: learned from how long clients hold their seats)
   --token-file F             the shared secret clients must present; without it the
                              coordinator listens on loopback only
   --admin-listen <host:port> serve /metrics, ${DEBUG_PREFIX}/dump_*, the live dashboard
@@ -79,6 +87,7 @@ export async function coordinatorCommand(
       "listen",
       "admin-listen",
       "server-concurrency",
+      ...ADAPTIVE_FLAGS,
       "token-file",
       "hello-timeout",
       ...CONNECTION_FLAGS,
@@ -101,10 +110,14 @@ export async function coordinatorCommand(
   if (typeof listen === "string") return fail(listen);
   const adminListen = address("admin-listen", null);
   if (typeof adminListen === "string") return fail(adminListen);
-  const sclText = last("server-concurrency");
+  const adaptive = adaptiveFlags(parsed);
+  if (!adaptive.ok) return fail(adaptive.error);
+  const sclText = adaptive.options === null ? last("server-concurrency") : undefined;
   const scl = sclText === undefined ? 600 : Number(sclText);
   if (!(/^\d+$/.test(sclText ?? "600") && Number.isSafeInteger(scl) && scl >= 1)) {
-    return fail(`--server-concurrency must be a positive integer, got ${JSON.stringify(sclText)}`);
+    return fail(
+      `--server-concurrency must be a positive integer or auto, got ${JSON.stringify(sclText)}`,
+    );
   }
   const limits = connectionLimitsOf(last);
   if (typeof limits === "string") return fail(limits);
@@ -149,7 +162,7 @@ export async function coordinatorCommand(
     server = serveCoordinator({
       configuration: first,
       mandatoryOnly: parsed.booleans.has("mandatory-only"),
-      serverConcurrencyLimit: scl,
+      serverConcurrencyLimit: adaptive.options ?? scl,
       listen: listen!,
       adminListen,
       token,
@@ -198,7 +211,7 @@ export async function coordinatorCommand(
     say(
       `apf coordinator: listening on ${ws}${
         token === null ? " (no token: loopback only)" : " (clients must present the token)"
-      }\n`,
+      }${adaptive.options === null ? "" : `; ${adaptiveText(adaptive.options)}`}\n`,
     );
     if (server.adminAddr !== null) {
       const admin = httpUrlOf(server.adminAddr);

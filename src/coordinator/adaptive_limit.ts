@@ -11,15 +11,30 @@
  * long-running (a watch) is no sample: its time is the stream's, not the
  * upstream's work.
  *
+ * The borrowing adjustment (`docs/semantics.md` §6) runs every sample
+ * window rather than every 10 s: either the learned limit changed (which
+ * reconfigures, and so adjusts) or, each window it did not, the adjustment
+ * runs on its own. At a small limit (3 while the minRTT is measured) a level
+ * that recorded no demand gets no seat, and its first requests should not
+ * wait 10 s for one. The demand statistics are then folded each window, so
+ * their smoothing forgets a burst sooner than Kubernetes' 10 s periods do.
+ *
  * @module
  */
 
 import { GradientController } from "../adaptive/gradient_controller.ts";
 import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import type { GradientSnapshot, SampleOutcome } from "../adaptive/types.ts";
-import type { Clock } from "../fairqueuing/clock.ts";
+import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import { followLearnedLimit, type ReconfigurableCoordinator } from "./learned_limit.ts";
-import type { ReleaseOptions, Seat } from "./types.ts";
+import type {
+  AcquireOptions,
+  Admission,
+  Coordinator,
+  ReleaseOptions,
+  Seat,
+  SeatRequest,
+} from "./types.ts";
 
 /**
  * The `serverConcurrencyLimit` option: seats of the whole server, or
@@ -46,6 +61,16 @@ export function adaptiveOptionsOf(
 export interface AdaptiveCoordinator extends ReconfigurableCoordinator {
   /** Seats in use plus seats waiting, over the limited levels. */
   seatDemand(): number;
+  /** Who runs the borrowing adjustment (only `"timer"` is adjusted here). */
+  readonly borrowing: "timer" | "external";
+  /** Runs the borrowing adjustment now. */
+  adjustLimits(): unknown;
+}
+
+/** A coordinator that can answer at once (the embedded one's `begin`). */
+export interface AdmittingCoordinator extends Coordinator {
+  /** An admission as a value when decided at once, else a promise. */
+  begin(request: SeatRequest, options?: AcquireOptions): Admission | Promise<Admission>;
 }
 
 /** What an {@linkcode AdaptiveLimit} runs on. */
@@ -64,6 +89,8 @@ export class AdaptiveLimit {
   #coordinator: AdaptiveCoordinator;
   #clock: Clock;
   #stop: () => void;
+  #tick: Timer | null = null;
+  #changed = false;
 
   /**
    * Starts learning: the coordinator's ServerCL is the controller's limit
@@ -83,7 +110,23 @@ export class AdaptiveLimit {
       ...(deps.random !== undefined && { random: deps.random }),
       ...(deps.onError !== undefined && { onError: deps.onError }),
     });
-    this.#stop = followLearnedLimit(coordinator, this.controller);
+    const unfollow = followLearnedLimit(coordinator, this.controller);
+    const unlisten = this.controller.onLimit(() => this.#changed = true);
+    this.#stop = () => {
+      unfollow();
+      unlisten();
+    };
+    if (coordinator.borrowing === "timer") this.#schedule();
+  }
+
+  /** Every window: the borrowing adjustment, unless the limit changed (and so adjusted). */
+  #schedule(): void {
+    this.#tick = this.#clock.setTimer(this.controller.options.sampleWindowMs, () => {
+      this.#tick = null;
+      if (!this.#changed && !this.#coordinator.closed) this.#coordinator.adjustLimits();
+      this.#changed = false;
+      this.#schedule();
+    });
   }
 
   /** The controller's state. */
@@ -94,6 +137,23 @@ export class AdaptiveLimit {
   /** `seat`, dispatched now, as a sample: recorded when it is released. */
   track(seat: Seat): SampledSeat {
     return new SampledSeat(seat, this, this.#clock.now());
+  }
+
+  /**
+   * `coordinator`'s `begin` and `acquire`, each seat they admit tracked:
+   * for a host that hands its seats out (the coordinator server's
+   * sessions, whose clients release them when their work is done).
+   */
+  tracking(coordinator: AdmittingCoordinator): AdmittingCoordinator {
+    const tracked = (admission: Admission): Admission =>
+      admission.admitted ? { ...admission, seat: this.track(admission.seat) } : admission;
+    return {
+      acquire: (request, options) => coordinator.acquire(request, options).then(tracked),
+      begin: (request, options) => {
+        const answer = coordinator.begin(request, options);
+        return answer instanceof Promise ? answer.then(tracked) : tracked(answer);
+      },
+    };
   }
 
   /** Records one seat's time; called by {@linkcode SampledSeat}. */
@@ -108,6 +168,8 @@ export class AdaptiveLimit {
   /** Stops learning (the ServerCL stays where it is) and the controller's timers. */
   close(): void {
     this.#stop();
+    this.#tick?.cancel();
+    this.#tick = null;
     this.controller.close();
   }
 }

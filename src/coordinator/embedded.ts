@@ -270,6 +270,11 @@ export class EmbeddedCoordinator implements Coordinator {
     });
   }
 
+  /** Who runs the borrowing adjustment: this coordinator on its timer, or an external controller. */
+  get borrowing(): "timer" | "external" {
+    return this.#external ? "external" : "timer";
+  }
+
   /**
    * Runs the borrowing adjustment now (`docs/semantics.md` §6): folds each level's seat
    * demand since the last one into its statistics and reallocates current

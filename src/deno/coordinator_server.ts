@@ -7,6 +7,8 @@
  * @module
  */
 
+import { adaptiveOptionsOf } from "../coordinator/adaptive_limit.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import { levelsInMatchingOrder } from "../config/effective.ts";
 import {
   DEFAULT_SERVER_CONCURRENCY_LIMIT,
@@ -51,8 +53,12 @@ export interface CoordinatorServerOptions extends ConnectionLimits {
   configuration?: FlowControlConfiguration;
   /** Merge with the mandatory built-in objects only (default false). */
   mandatoryOnly?: boolean;
-  /** The server concurrency limit shared by every client (default 600). */
-  serverConcurrencyLimit?: number;
+  /**
+   * The server concurrency limit shared by every client (default 600), or
+   * `"auto"` (or the adaptive controller's options): learned from how long
+   * clients hold their seats (`docs/adaptive.md`).
+   */
+  serverConcurrencyLimit?: number | "auto" | GradientControllerOptions;
   /** Where clients connect (default `127.0.0.1:7070`). */
   listen?: ListenAddress;
   /**
@@ -200,7 +206,11 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
   );
   const clock = options.clock ?? systemClock;
   const mandatoryOnly = options.mandatoryOnly === true;
-  const serverConcurrencyLimit = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
+  const adaptive = adaptiveOptionsOf(options.serverConcurrencyLimit);
+  // A learned limit starts from the default configuration; the server moves it.
+  const serverConcurrencyLimit = typeof options.serverConcurrencyLimit === "number"
+    ? options.serverConcurrencyLimit
+    : DEFAULT_SERVER_CONCURRENCY_LIMIT;
   let user: FlowControlConfiguration = options.configuration ??
     { flowSchemas: [], priorityLevels: [] };
   const effectiveOf = (u: FlowControlConfiguration): EffectiveConfiguration =>
@@ -219,6 +229,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
     ...(options.onRefusedHandshake !== undefined &&
       { onRefusedHandshake: options.onRefusedHandshake }),
+    ...(adaptive !== null && { adaptive }),
   });
   const { coordinator, sessions: host, metrics } = server;
   const slow = metrics.registry.counter({

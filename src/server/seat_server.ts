@@ -13,6 +13,10 @@
  * @module
  */
 
+import { withServerConcurrencyLimit } from "../config/mod.ts";
+import { AdaptiveLimit } from "../coordinator/adaptive_limit.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
+import { exposeAdaptiveLimit } from "../observe/adaptive_metrics.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
@@ -53,6 +57,12 @@ export interface SeatServerOptions {
   metrics?: FlowcontrolMetrics;
   /** Told of every client refused at its `hello` for a wrong or missing token: its name only. */
   onRefusedHandshake?: (client: string) => void;
+  /**
+   * Learn the server concurrency limit from latency (`docs/adaptive.md`):
+   * the controller's options. Each seat is a sample from its grant to its
+   * release by the client, who holds it while its upstream works.
+   */
+  adaptive?: GradientControllerOptions;
 }
 
 /** A transport's socket, as the kit sees it. */
@@ -79,6 +89,8 @@ export class SeatServer {
   readonly sessions: SessionHost;
   /** Flow-control metrics and the server's own (sessions, refusals). */
   readonly metrics: FlowcontrolMetrics;
+  /** The learned server concurrency limit, or `null` for a static one. */
+  readonly adaptive: AdaptiveLimit | null;
   #wire: WireConfiguration;
   #token: string | null;
   #clock: Clock;
@@ -115,17 +127,24 @@ export class SeatServer {
       ...(options.levels !== undefined && { levels: [...options.levels] }),
       ...(options.borrowing !== undefined && { borrowing: options.borrowing }),
     });
+    let adaptive: AdaptiveLimit | null = null;
     try {
-      this.sessions = new SessionHost(this.coordinator, {
+      adaptive = options.adaptive === undefined
+        ? null
+        : new AdaptiveLimit(this.coordinator, options.adaptive, { clock: this.#clock });
+      this.sessions = new SessionHost(adaptive?.tracking(this.coordinator) ?? this.coordinator, {
         clock: this.#clock,
         ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
         ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
       });
     } catch (e) {
+      adaptive?.close();
       this.coordinator.close();
       throw e;
     }
+    this.adaptive = adaptive;
     this.#refused = this.#registerMetrics();
+    if (adaptive !== null) exposeAdaptiveLimit(this.metrics.registry, () => adaptive.snapshot());
   }
 
   get #direct(): Session {
@@ -185,7 +204,13 @@ export class SeatServer {
    * @throws {RangeError} or {TypeError} when the coordinator refuses it.
    */
   configure(configuration: EffectiveConfiguration, wire: WireConfiguration): void {
-    this.coordinator.configure(configuration);
+    // A reload keeps the learned limit: the files' ServerCL is only where learning started.
+    const adaptive = this.adaptive;
+    this.coordinator.configure(
+      adaptive === null
+        ? configuration
+        : withServerConcurrencyLimit(configuration, adaptive.controller.limit),
+    );
     this.#wire = wire;
     for (const connection of this.#connections) connection.sendConfiguration();
   }
@@ -265,6 +290,7 @@ export class SeatServer {
   /** Ends every session (their seats go back, waiters are answered) and stops the coordinator. */
   close(): void {
     this.sessions.close();
+    this.adaptive?.close();
     this.coordinator.close();
   }
 
