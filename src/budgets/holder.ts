@@ -45,6 +45,14 @@
  * @module
  */
 
+import {
+  type AdaptiveCoordinator,
+  AdaptiveLimit,
+  adaptiveOptionsOf,
+} from "../coordinator/adaptive_limit.ts";
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
+import type { GradientSnapshot } from "../adaptive/types.ts";
+import { exposeAdaptiveLimit } from "../observe/adaptive_metrics.ts";
 import { EXEMPT } from "../config/constants.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import { BORROWING_ADJUSTMENT_PERIOD_MS, EmbeddedCoordinator } from "../coordinator/embedded.ts";
@@ -116,6 +124,15 @@ export interface BudgetHolderOptions {
    * line no holder could write (default: `console.warn`).
    */
   onWarning?: (message: string) => void;
+  /**
+   * Learn this holder's server concurrency limit from its own requests'
+   * latency (`docs/adaptive.md`): `"auto"` or the controller's options.
+   * Each holder then computes its levels' limits at its own learned limit,
+   * and a ledger holds a level to the smallest limit of its live holders
+   * (`ledger.ts`): the most loaded upstream's view wins. Default: the
+   * configuration's static limit.
+   */
+  serverConcurrencyLimit?: "auto" | GradientControllerOptions;
 }
 
 const OPTION_NAMES = [
@@ -132,6 +149,7 @@ const OPTION_NAMES = [
   "clock",
   "onStoreError",
   "onWarning",
+  "serverConcurrencyLimit",
 ] as const;
 
 /** One level's budget on this holder. */
@@ -214,6 +232,7 @@ export class BudgetHolder implements Coordinator {
   #borrowingTimer: Timer | null = null;
   #borrowing: BorrowingController;
   #closed = false;
+  #adaptive: AdaptiveLimit | null = null;
   #refusal: Error | null = null;
   #failing = false;
   #onStoreError: (error: unknown) => void;
@@ -313,7 +332,48 @@ export class BudgetHolder implements Coordinator {
     this.#first = this.#round();
     this.#schedule();
     this.#scheduleBorrowing();
+    const adaptive = adaptiveOptionsOf(options.serverConcurrencyLimit);
+    if (adaptive !== null) {
+      try {
+        this.#adaptive = new AdaptiveLimit(this.#adaptiveHost(), adaptive, { clock: this.#clock });
+      } catch (e) {
+        this.close();
+        throw e;
+      }
+      const learned = this.#adaptive;
+      exposeAdaptiveLimit(this.metrics.registry, () => learned.snapshot());
+    }
   }
+
+  /** What the learned limit drives: this holder's configuration, its local demand. */
+  #adaptiveHost(): AdaptiveCoordinator {
+    // deno-lint-ignore no-this-alias
+    const holder = this;
+    return {
+      get configuration() {
+        return holder.#local.configuration;
+      },
+      get closed() {
+        return holder.#closed;
+      },
+      configure: (next) => holder.configure(next),
+      seatDemand: () => holder.#local.seatDemand(),
+      // The holder's own borrowing controller runs on its period.
+      borrowing: "external",
+      adjustLimits: () => {},
+    };
+  }
+
+  /** The learned limit's state, or `null` for a static one. */
+  adaptiveSnapshot(): GradientSnapshot | null {
+    return this.#adaptive?.snapshot() ?? null;
+  }
+
+  /** `admission`'s seat as a sample of the learned limit, when there is one. */
+  #tracked = (admission: Admission): Admission =>
+    this.#adaptive !== null && admission.admitted
+      ? { ...admission, seat: this.#adaptive.track(admission.seat) }
+      : admission;
 
   /**
    * Resolves once every level was settled once (or failed to be).
@@ -383,9 +443,10 @@ export class BudgetHolder implements Coordinator {
       ) {
         this.#settleSoon(level!);
       }
-      return level === undefined ? decided : decided.then((a) => this.#onLease(level, a));
+      return (level === undefined ? decided : decided.then((a) => this.#onLease(level, a)))
+        .then(this.#tracked);
     }
-    return Promise.resolve(decided);
+    return Promise.resolve(this.#tracked(decided));
   }
 
   /**
@@ -423,6 +484,7 @@ export class BudgetHolder implements Coordinator {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#adaptive?.close();
     this.#timer?.cancel();
     this.#borrowingTimer?.cancel();
     for (const level of this.#levels.values()) {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import { BudgetHolder } from "../budgets/holder.ts";
 import { HttpBudgetStore } from "../budgets/http_store.ts";
 import { KvBudgetStore } from "../deno/kv_budget_store.ts";
@@ -132,6 +133,7 @@ export function gatewayHolder(
   policy: UnreachablePolicy,
   fraction: number | undefined,
   onStoreError: (error: unknown) => void,
+  adaptive: GradientControllerOptions | null = null,
 ): BudgetHolder {
   return new BudgetHolder(configuration, {
     store,
@@ -140,5 +142,7 @@ export function gatewayHolder(
     policy,
     ...(fraction !== undefined && { fallbackFraction: fraction }),
     onStoreError,
+    // Each gateway learns from its own requests; the ledger keeps the smallest limit.
+    ...(adaptive !== null && { serverConcurrencyLimit: adaptive }),
   });
 }

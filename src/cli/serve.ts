@@ -215,9 +215,9 @@ export async function serveCommand(
   if (!loaded.ok) return loaded.code;
   const adaptive = adaptiveFlags(parsed);
   if (!adaptive.ok) return fail(adaptive.error);
-  if (adaptive.options !== null && coordinatorText !== undefined) {
+  if (adaptive.options !== null && coordinatorText !== undefined && budget.mode !== "budget") {
     return fail(
-      "--server-concurrency auto learns this gateway's own limit: with --coordinator, the coordinator's limit is the one in force",
+      "--server-concurrency auto learns this gateway's own limit: with an exact --coordinator, the coordinator's limit is the one in force (run it with --server-concurrency auto)",
     );
   }
   const say = tolerantStdout(io);
@@ -245,6 +245,7 @@ export async function serveCommand(
       lastStoreError = Date.now();
       io.stderr(`apf serve: budget store ${shown}: ${messageOf(e)}\n`);
     },
+    adaptive.options,
   );
   if (holder !== null) {
     try {
@@ -313,7 +314,9 @@ export async function serveCommand(
       trustIdentityHeaders: parsed.booleans.has("trust-identity-headers"),
       ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
       upstreamClient,
-      ...(adaptive.options !== null && { serverConcurrencyLimit: adaptive.options }),
+      // With budgets the holder learns (each gateway from its own requests).
+      ...(adaptive.options !== null && holder === null &&
+        { serverConcurrencyLimit: adaptive.options }),
       ...limits,
       ...(remote !== null && { coordinator: remote }),
       ...(holder !== null && { coordinator: holder }),

@@ -342,7 +342,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     },
     levelOrder: { value: (): readonly string[] => levelsInMatchingOrder(current) },
     adaptiveSnapshot: {
-      value: (): GradientSnapshot | null => adaptive?.snapshot() ?? null,
+      // A coordinator of your own that learns its limit (a budget holder) tells its own.
+      value: (): GradientSnapshot | null =>
+        adaptive?.snapshot() ??
+          (options.coordinator as { adaptiveSnapshot?: () => GradientSnapshot | null } | undefined)
+            ?.adaptiveSnapshot?.() ??
+          null,
     },
     close: {
       value: (): void => {

@@ -8,7 +8,7 @@
  * | metric | what |
  * | --- | --- |
  * | `apf_adaptive_concurrency_limit` | the learned ServerCL in force (pinned while the minRTT is measured) |
- * | `apf_adaptive_min_rtt_seconds` | the last minRTT measured (absent before the first) |
+ * | `apf_adaptive_min_rtt_seconds` | the last minRTT measured (0 before the first) |
  * | `apf_adaptive_sample_rtt_seconds` | the latency percentile of the last sample window |
  * | `apf_adaptive_gradient` | the gradient of the last sample window |
  * | `apf_adaptive_min_rtt_calculation_active` | 1 while the minRTT is measured |

@@ -44,6 +44,31 @@ Deno.test("apf serve refuses bad options with exit 2, before listening", async (
     [["--upstream", "http://x", "--request-timeout", "0s"], "--request-timeout must be"],
     [["--upstream", "http://x", "--server-concurrency", "0"], "--server-concurrency must be"],
     [
+      ["--upstream", "http://x", "--server-concurrency-min", "4"],
+      "--server-concurrency-min needs --server-concurrency auto",
+    ],
+    [
+      ["--upstream", "http://x", "--server-concurrency", "auto", "--server-concurrency-max", "x"],
+      '--server-concurrency-max must be a positive integer, got "x"',
+    ],
+    [
+      [
+        "--upstream",
+        "http://x",
+        "--server-concurrency",
+        "auto",
+        "--server-concurrency-min",
+        "10",
+        "--server-concurrency-max",
+        "5",
+      ],
+      "--server-concurrency-max",
+    ],
+    [
+      ["--upstream", "http://x", "--server-concurrency", "auto", "--coordinator", "ws://c:1"],
+      "--server-concurrency auto learns this gateway's own limit",
+    ],
+    [
       ["--upstream", "http://x", "--header-timeout", "10"],
       '--header-timeout must be a duration of 1ms or more, like 10s or 1m30s, got "10"',
     ],
@@ -196,6 +221,47 @@ Deno.test("apf serve, black box: proxies, serves admin routes apart, drains on S
   assert.match(seen.text, /shutting down, letting in-flight requests finish\n/);
   assert.match(seen.text, /apf serve: stopped\n$/);
   assert.equal(await stderr, "");
+});
+
+Deno.test("apf serve --server-concurrency auto: the start-up line says so, and /metrics shows the learned limit", async () => {
+  await using upstream = testUpstream({});
+  await using apf = spawnApf([
+    "serve",
+    "--upstream",
+    upstream.url,
+    "--listen",
+    "127.0.0.1:0",
+    "--admin-listen",
+    "127.0.0.1:0",
+    "--server-concurrency",
+    "auto",
+    "--server-concurrency-initial",
+    "12",
+  ]);
+  const { child, stdout, seen } = apf;
+  const [, port] = await readUntil(
+    stdout,
+    /listening on http:\/\/127\.0\.0\.1:(\d+), proxying to \S+ \(8 priority levels, server concurrency auto \(learned between 3 and 1000, starting at 12\)\)\n/,
+    seen,
+  );
+  const [, adminPort] = await readUntil(
+    stdout,
+    /admin routes on http:\/\/127\.0\.0\.1:(\d+) /,
+    seen,
+  );
+  const res = await fetch(`http://127.0.0.1:${port}/hello`);
+  assert.equal(await res.text(), "ok /hello");
+  const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  // 12 for the first second, then 3 while the minRTT is measured (no traffic ends it here).
+  assert.match(metrics, /^apf_adaptive_concurrency_limit (12|3)$/m);
+  child.kill("SIGTERM");
+  assert.equal((await child.status).code, 0);
+});
+
+Deno.test("apf classify and apf config print take a number, not auto", async () => {
+  const { code, stderr } = await run(["config", "print", "--server-concurrency", "auto"]);
+  assert.equal(code, 2);
+  assert.match(stderr, /--server-concurrency auto is for apf serve/);
 });
 
 Deno.test("apf serve exits 1 at start when the coordinator refuses its token, without printing it", async () => {
