@@ -316,6 +316,8 @@ export class GradientController implements LimitSource {
       samples: this.#window.count,
       windows: this.#windows,
       minRttMeasurements: this.#measurements,
+      min: this.#options.min,
+      max: this.#options.max,
     };
   }
 

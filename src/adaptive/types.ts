@@ -76,4 +76,8 @@ export interface GradientSnapshot {
   windows: number;
   /** minRTT measurements completed so far. */
   minRttMeasurements: number;
+  /** The lowest limit it may learn (its `min` option). */
+  min: number;
+  /** The highest limit it may learn (its `max` option). */
+  max: number;
 }

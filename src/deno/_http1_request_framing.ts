@@ -198,7 +198,6 @@ function hasElement(value: string, lowerName: string): boolean {
  *   target, any other form, or characters a target cannot hold.
  */
 export function requestTarget(
-  method: string,
   target: string,
 ): { readonly path: string; readonly authority: string | null } {
   const first = target.charCodeAt(0);
@@ -247,7 +246,7 @@ export function requestHead(
   let path = target, authority: string | null = null;
   // The common case, origin-form, without the allocation of requestTarget's answer.
   if (target.charCodeAt(0) !== 0x2f || !TARGET.test(target)) {
-    ({ path, authority } = requestTarget(method, target));
+    ({ path, authority } = requestTarget(target));
   }
   let host: string | null = null;
   let hosts = 0;

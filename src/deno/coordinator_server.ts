@@ -353,6 +353,7 @@ export function serveCoordinator(options: CoordinatorServerOptions = {}): Coordi
     if (adminListen !== null) {
       const admin = adminRouter({
         snapshot: (o) => coordinator.snapshot(o),
+        adaptiveSnapshot: () => server.adaptive?.snapshot() ?? null,
         metrics,
         levelOrder: () => levelsInMatchingOrder(coordinator.configuration),
         sessions: () => host.snapshot(),

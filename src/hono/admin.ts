@@ -82,7 +82,8 @@ export function mountAdminRouter<E extends Env>(router: AdminRouter<Context<E>>)
 /**
  * A Hono app with `GET /metrics` and the three
  * `GET /debug/api_priority_and_fairness/dump_*` routes (plus `dump_sessions`
- * and `POST /reload` when the source offers them); mount it with
+ * and `POST /reload` when the source offers them; with a learned server
+ * concurrency limit, its line ends `dump_priority_levels`); mount it with
  * `app.route("/", apfAdminRoutes(middleware, { authorize }))`.
  *
  * @throws {TypeError} when `options.authorize` is missing.

@@ -1,6 +1,7 @@
 /**
  * The admin router's dump responses: Kubernetes' column format, or JSON
- * with `?format=json`.
+ * with `?format=json`; `dump_priority_levels` in the column format ends
+ * with the learned limit's line when one is in force (`dumps.ts`).
  *
  * @module
  */
@@ -14,13 +15,17 @@ import {
   dumpRequestsJson,
 } from "./dumps.ts";
 import { dumpSessions, dumpSessionsJson } from "./session_dumps.ts";
-import type { CoordinatorSnapshot, SessionsSnapshot } from "./types.ts";
+import type { CoordinatorSnapshot, LearnedLimitSnapshot, SessionsSnapshot } from "./types.ts";
 
-/** A dump response; `query` selects the format and, for `dump_requests`, the details. */
+/**
+ * A dump response; `query` selects the format and, for `dump_requests`, the
+ * details; `learnedLimit` is the learned server concurrency limit in force, if any.
+ */
 export function renderDump(
   kind: "dump_priority_levels" | "dump_queues" | "dump_requests",
   snapshot: CoordinatorSnapshot,
   query: URLSearchParams,
+  learnedLimit?: LearnedLimitSnapshot | null,
 ): Response;
 export function renderDump(
   kind: "dump_sessions",
@@ -31,6 +36,7 @@ export function renderDump(
   kind: string,
   snapshot: CoordinatorSnapshot | SessionsSnapshot,
   query: URLSearchParams,
+  learnedLimit: LearnedLimitSnapshot | null = null,
 ): Response {
   const json = query.get("format") === "json";
   // Kubernetes: any non-empty `includeRequestDetails` adds the columns.
@@ -38,7 +44,9 @@ export function renderDump(
   const s = snapshot as CoordinatorSnapshot;
   switch (kind) {
     case "dump_priority_levels":
-      return json ? jsonResponse(dumpPriorityLevelsJson(s)) : text(dumpPriorityLevels(s));
+      return json
+        ? jsonResponse(dumpPriorityLevelsJson(s))
+        : text(dumpPriorityLevels(s, { learnedLimit }));
     case "dump_queues":
       return json ? jsonResponse(dumpQueuesJson(s)) : text(dumpQueues(s));
     case "dump_requests":

@@ -52,6 +52,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   <span class="key">Queues: one cell per queue, darker = more waiting; the number is requests waiting.</span>
 </section>
 <nav id="summary" aria-label="Every level at a glance"></nav>
+<section id="server" aria-label="Learned server concurrency limit" hidden></section>
 <main id="levels"></main>
 <footer>
   <p>Levels in matching order. Rates are per second over the last second; wait times are of the

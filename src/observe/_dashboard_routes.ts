@@ -5,7 +5,9 @@
  *   its files `dashboard.js` and `dashboard.css`: static, from the package,
  *   under a strict Content-Security-Policy;
  * - `GET .../live` the data ({@linkcode LiveFrame}, JSON; `?history=1` adds
- *   the last minutes), sampled at most once a second whoever asks;
+ *   the last minutes), sampled at most once a second whoever asks; with the
+ *   learned server concurrency limit when the source's `adaptiveSnapshot()`
+ *   gives one;
  * - `POST .../sign-in` (a form's `token`) and `POST .../sign-out`: keep the
  *   admin token in a cookie scoped to these paths (`HttpOnly`,
  *   `SameSite=Strict`), for a browser that cannot send an `Authorization`
@@ -135,6 +137,13 @@ export function dashboardRoutes<C>(
           return typeof text === "string" ? text : null;
         },
         levelOrder: () => source.levelOrder?.(context) ?? [],
+        adaptive: async () => {
+          const reading = source.adaptiveSnapshot?.(context);
+          if (reading === undefined) return null;
+          const state = await read(reading);
+          // A refusal of this reading leaves the limit out of the frame, not the frame.
+          return state instanceof AdminUnavailable ? null : state;
+        },
       }, { history: url.searchParams.get("history") === "1" });
       if (frame === null) {
         const r = refusal as AdminUnavailable | null;

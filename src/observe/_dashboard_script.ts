@@ -5,7 +5,11 @@
  * page with DOM calls only (never `innerHTML`, so that no name from a
  * request can inject markup), sets sizes through the CSSOM (allowed by a
  * Content-Security-Policy without `'unsafe-inline'`), and keeps the last
- * five minutes of each level for its charts.
+ * five minutes of each level for its charts. When the frame has a learned
+ * server concurrency limit (`adaptive`), a card above the levels charts it
+ * against the seats in use over the limited levels, with the controller's
+ * phase, minRTT, sampleRTT and gradient; with a static limit the card stays
+ * hidden.
  *
  * @module
  */
@@ -21,6 +25,8 @@ export const DASHBOARD_JS = String.raw`"use strict";
   const REASONS = ["queue-full", "concurrency-limit", "time-out", "cancelled"];
   const SVG = "http://www.w3.org/2000/svg";
   const history = new Map();
+  // The learned limit's points (frame.adaptiveHistory, then one per frame).
+  let adaptiveHistory = [];
   let lastOk = 0;
 
   function el(tag, attrs, ...children) {
@@ -125,6 +131,30 @@ export const DASHBOARD_JS = String.raw`"use strict";
       chart("per second", points, [["dispatched", "s-dispatched", "dispatched"], ["rejected", "s-rejected", "rejected"]], peak(["dispatched", "rejected"])));
   }
 
+  /** The learned server concurrency limit: its chart against the seats in use, and its state. */
+  function server(a) {
+    const rtt = (v) => v === null ? "–" : v === "+Inf" ? "+Inf (refusals)" : fmt(v, 1) + " ms";
+    const points = adaptiveHistory;
+    const peak = points.reduce((m, p) => Math.max(m, p.limit, p.seatsInUse), 0);
+    const bounds = a.min === null || a.max === null ? "" : " · bounds " + a.min + "–" + a.max;
+    return el("article", { className: "server", id: "server-limit" },
+      el("header", {}, el("h2", {}, "Server concurrency"), el("span", { className: "tag" }, "learned limit")),
+      el("p", { className: "caption" }, a.seatsInUse + " / " + a.limit +
+        " seats in use over the limited levels · estimate " + fmt(a.estimate, 2) + bounds),
+      el("dl", { className: "numbers" },
+        number("phase", a.phase),
+        number("minRTT", rtt(a.minRttMs)),
+        number("sampleRTT", rtt(a.sampleRttMs), a.sampleRttMs === "+Inf"),
+        // Not marked below 1: at its fixed point the limit holds with a gradient a little under 1.
+        number("gradient", fmt(a.gradient, 2)),
+        number("sample windows", fmt(a.windows, 0)),
+        number("minRTT measurements", fmt(a.minRttMeasurements, 0))),
+      el("h3", {}, "Last " + duration(span(points))),
+      el("div", { className: "charts one" },
+        chart("server concurrency: learned limit vs seats in use", points,
+          [["limit", "s-limit", "learned limit"], ["seatsInUse", "s-in-use", "seats in use"]], peak)));
+  }
+
   /** "at" is the sample's time on the server's wall clock, as leaseEndsAt is (not this browser's). */
   function budget(b, at) {
     if (!b) return [];
@@ -175,7 +205,14 @@ export const DASHBOARD_JS = String.raw`"use strict";
   function remember(frame) {
     if (frame.history) {
       for (const [name, points] of Object.entries(frame.history)) history.set(name, points.slice());
+      adaptiveHistory = (frame.adaptiveHistory || []).slice();
       return;
+    }
+    const a = frame.adaptive;
+    if (a) {
+      const last = adaptiveHistory[adaptiveHistory.length - 1];
+      if (!last || last.t !== frame.atMs) adaptiveHistory.push({ t: frame.atMs, limit: a.limit, seatsInUse: a.seatsInUse });
+      while (adaptiveHistory.length && adaptiveHistory[0].t < frame.atMs - KEEP_MS) adaptiveHistory.shift();
     }
     for (const level of frame.levels) {
       const points = history.get(level.name) || [];
@@ -210,11 +247,14 @@ export const DASHBOARD_JS = String.raw`"use strict";
   function draw(frame) {
     remember(frame);
     document.getElementById("summary").replaceChildren(...summary(frame.levels));
+    const learned = document.getElementById("server");
+    learned.hidden = !frame.adaptive;
+    learned.replaceChildren(...(frame.adaptive ? [server(frame.adaptive)] : []));
     document.getElementById("levels").replaceChildren(...frame.levels.map((l) => card(l, frame.atMs)));
     const status = document.getElementById("status");
     status.className = "";
     status.textContent = frame.levels.length + " priority levels · server limit " + frame.serverConcurrencyLimit +
-      " seats · updated " + new Date(frame.atMs).toLocaleTimeString("en-GB");
+      " seats" + (frame.adaptive ? " (learned)" : "") + " · updated " + new Date(frame.atMs).toLocaleTimeString("en-GB");
   }
 
   async function poll(first) {

@@ -38,8 +38,11 @@ h3 { font-size: 0.85rem; margin: 0.75rem 0 0.25rem; color: var(--muted); font-we
 .swatch.nominal { background: none; border: 0; border-left: 3px dashed var(--nominal); }
 .swatch.rejected { background: var(--rejected); }
 #levels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr)); gap: 1rem; align-items: start; }
-.level { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
-.level header { justify-content: space-between; }
+.level, .server { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
+.level header, .server header { justify-content: space-between; }
+/* The learned server limit's card, one column of the levels' grid wide (hidden for a static limit). */
+#server { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr)); gap: 1rem; margin-bottom: 1rem; }
+#server[hidden] { display: none; }
 #summary { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.5rem 0 1rem; }
 .chip { border: 1px solid var(--muted); border-radius: 0.4rem; padding: 0.15rem 0.5rem; font-size: 0.8rem; color: inherit; text-decoration: none; font-variant-numeric: tabular-nums; }
 .chip.busy { border-color: var(--rejected); border-width: 2px; font-weight: 600; }
@@ -71,6 +74,7 @@ th, td { text-align: left; padding: 0.1rem 0.3rem; border-bottom: 1px solid var(
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .empty { font-size: 0.78rem; color: var(--muted); margin: 0; }
 .charts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.5rem; }
+.charts.one { grid-template-columns: minmax(0, 1fr); }
 /* A figure has wide default margins: without this the charts shrink to a sliver. */
 .chart { margin: 0; min-width: 0; }
 .chart figcaption { font-size: 0.7rem; line-height: 1.2; color: var(--muted); margin-top: 0.15rem; }

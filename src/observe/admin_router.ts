@@ -8,6 +8,8 @@
  *   and `dump_requests`: Kubernetes' debug dumps (`docs/semantics.md` §9.1),
  *   in its column format, or JSON with `?format=json`; `dump_requests` adds
  *   the user and request columns with a non-empty `?includeRequestDetails`;
+ *   `dump_priority_levels` adds a line for a learned server concurrency limit
+ *   (`dumps.ts`) when the source's `adaptiveSnapshot()` gives one;
  * - `GET /debug/api_priority_and_fairness/dump_sessions`, when the source
  *   has sessions (same formats);
  * - `POST /reload` (`?allowEmpty=true`), when the source can reload: answers
@@ -31,6 +33,7 @@ import { renderDump } from "./_admin_render.ts";
 import { dashboardRoutes, type RouteMaker } from "./_dashboard_routes.ts";
 import type { LiveViewOptions } from "./live_view.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "./registry.ts";
+import type { LearnedLimitSnapshot } from "./types.ts";
 
 /** The path prefix of the dumps, as in Kubernetes. */
 export const DEBUG_PREFIX = "/debug/api_priority_and_fairness";
@@ -168,6 +171,13 @@ export function adminRouter<C = void>(
       ? new AdminUnavailable(504, `The source did not answer within ${timeoutMs} ms`)
       : answer;
   };
+  /** The learned limit's state: `null` without one, and on a refusal (the dump goes on without it). */
+  const learnedLimit = async (context: C): Promise<LearnedLimitSnapshot | null> => {
+    const reading = source.adaptiveSnapshot?.(context);
+    if (reading === undefined) return null;
+    const state = await read(reading);
+    return state instanceof AdminUnavailable ? null : state;
+  };
   const route: RouteMaker<C> = (method, path, answer, how = {}) => ({
     method,
     path,
@@ -199,7 +209,10 @@ export function adminRouter<C = void>(
           );
         }
         if (snapshot instanceof AdminUnavailable) return unavailable(snapshot);
-        return renderDump(kind, snapshot, url.searchParams);
+        // Read after the snapshot: an `apf()` middleware creates its coordinator (and its
+        // learned limit) on first use.
+        const learned = kind === "dump_priority_levels" ? await learnedLimit(context) : null;
+        return renderDump(kind, snapshot, url.searchParams, learned);
       })
     ),
   ];

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { GradientSnapshot } from "../adaptive/types.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "./types.ts";
 
@@ -67,6 +68,16 @@ export interface AdminSource<C = void> {
    * for the dashboard (without it: by name, the exempt level first).
    */
   levelOrder?(context: C): readonly string[];
+  /**
+   * The learned server concurrency limit's state
+   * (`serverConcurrencyLimit: "auto"`), with its bounds (`min`, `max`) when
+   * known: the admin routes add it to `dump_priority_levels` and to the
+   * dashboard. `null` (or no such member) with a static limit, which shows
+   * nothing more. An `apf()` middleware and the gateway's have it.
+   */
+  adaptiveSnapshot?(
+    context: C,
+  ): AdminReading<GradientSnapshot>;
   /**
    * The sessions of a coordinator server, for `dump_sessions` (the query
    * string may select, e.g. `?level=NAME`). Without it there is no such route.

@@ -5,6 +5,34 @@
  * `",\t"`-joined values through Go's tabwriter with minwidth 8, padding 1)
  * and as plain JSON-ready objects with the same columns in camelCase.
  *
+ * ## A learned server concurrency limit
+ *
+ * Kubernetes' ServerCL is a flag; ours may be learned from latency
+ * (`serverConcurrencyLimit: "auto"`, `src/adaptive/gradient_controller.ts`).
+ * When one is in force, `dump_priority_levels` ends with one more line,
+ * after Kubernetes' table, which stays byte for byte as it is. The line
+ * starts with `#`, which no row does (a level's name is a DNS subdomain
+ * name), so that a parser of the table can stop at it or skip it:
+ *
+ * ```text
+ * # serverConcurrencyLimit: learned 13 (phase sampling, estimate 13.42, minRTT 50ms, sampleRTT 61.2ms, gradient 1.02, bounds 3..1000)
+ * ```
+ *
+ * - `learned`: the ServerCL in force, which the table's levels share (while
+ *   the minRTT is measured, the pinned one);
+ * - `phase`: `warming-up`, `measuring-min-rtt` or `sampling`;
+ * - `estimate`: the learned limit unrounded, to two decimals at most (while
+ *   measuring, the one restored after);
+ * - `minRTT`, `sampleRTT`: Go durations to the microsecond, `none` before the
+ *   first; `sampleRTT +Inf` after a window of refusals;
+ * - `gradient`: two decimals, `none` before the first sample window;
+ * - `bounds MIN..MAX`: the range the limit is learned in, when the source
+ *   tells it (else the item is left out).
+ *
+ * The JSON form (`dumpPriorityLevelsJson`) stays Kubernetes' rows only: the
+ * learned limit's state is in the live dashboard's data and in the
+ * `apf_adaptive_*` metrics (`docs/observing.md`).
+ *
  * @module
  */
 
@@ -12,7 +40,7 @@ import { formatSeatSeconds, SEAT_SECONDS_SCALE } from "../_shared/seat_seconds.t
 import type { RequestSnapshot } from "../fairqueuing/types.ts";
 import { formatGoDuration, formatRfc3339Nano, GO_ZERO_TIME, wallTimeNs } from "./_go_format.ts";
 import { renderDumpRows } from "./_tabwriter.ts";
-import type { BudgetSnapshot, CoordinatorSnapshot } from "./types.ts";
+import type { BudgetSnapshot, CoordinatorSnapshot, LearnedLimitSnapshot } from "./types.ts";
 
 /** One row of `dump_priority_levels`. */
 export interface PriorityLevelDumpRow {
@@ -211,8 +239,15 @@ export function dumpRequestsJson(
 
 const ss = (x: number): string => formatSeatSeconds(Math.round(x * SEAT_SECONDS_SCALE));
 
+/** Options of {@linkcode dumpPriorityLevels}. */
+export interface DumpPriorityLevelsOptions {
+  /** The learned server concurrency limit, when one is in force: adds its line after the table. */
+  learnedLimit?: LearnedLimitSnapshot | null;
+}
+
 /**
- * `dump_priority_levels` in Kubernetes' text format.
+ * `dump_priority_levels` in Kubernetes' text format; with a learned limit,
+ * its line after the table (see the module doc).
  *
  * @example
  * ```ts ignore
@@ -221,7 +256,39 @@ const ss = (x: number): string => formatSeatSeconds(Math.round(x * SEAT_SECONDS_
  * // catch-all,         0,            true,   false,       0,               ...
  * ```
  */
-export function dumpPriorityLevels(snapshot: CoordinatorSnapshot): string {
+export function dumpPriorityLevels(
+  snapshot: CoordinatorSnapshot,
+  options: DumpPriorityLevelsOptions = {},
+): string {
+  const learned = options.learnedLimit;
+  const table = priorityLevelsTable(snapshot);
+  return learned === undefined || learned === null
+    ? table
+    : `${table}${learnedLimitLine(learned)}\n`;
+}
+
+/**
+ * The line a learned limit adds to `dump_priority_levels` (without its line
+ * feed): `# serverConcurrencyLimit: learned 13 (phase sampling, ...)`, as
+ * the module doc describes it.
+ */
+export function learnedLimitLine(state: LearnedLimitSnapshot): string {
+  const duration = (ms: number | null) =>
+    ms === null ? "none" : ms === Infinity ? "+Inf" : formatGoDuration(Math.round(ms * 1e3) / 1e3);
+  const items = [
+    `phase ${state.phase}`,
+    `estimate ${Number(state.estimate.toFixed(2))}`,
+    `minRTT ${duration(state.minRttMs)}`,
+    `sampleRTT ${duration(state.sampleRttMs)}`,
+    `gradient ${state.gradient === null ? "none" : state.gradient.toFixed(2)}`,
+  ];
+  if (state.min !== undefined && state.max !== undefined) {
+    items.push(`bounds ${state.min}..${state.max}`);
+  }
+  return `# serverConcurrencyLimit: learned ${state.limit} (${items.join(", ")})`;
+}
+
+function priorityLevelsTable(snapshot: CoordinatorSnapshot): string {
   const rows = dumpPriorityLevelsJson(snapshot);
   // On a budget holder, four more columns: the level's limit over every holder, and this
   // holder's share of it (Kubernetes' columns first, unchanged).

@@ -18,15 +18,27 @@
  *   `docs/semantics.md` §4.2), by seats in use and by requests waiting; the
  *   flow schemas rejecting most come from the rejection counter, which has no
  *   distinguisher.
+ * - A learned server concurrency limit (`serverConcurrencyLimit: "auto"`,
+ *   `src/adaptive/gradient_controller.ts`), when the source has one: the
+ *   controller's state as it is, and, for the chart of the learned limit
+ *   against the seats in use, the seats in use summed over the limited
+ *   levels (the exempt ones are outside any limit). A static limit adds
+ *   nothing to the frame.
  *
  * @module
  */
 
+import type { ControllerPhase } from "../adaptive/types.ts";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
 import type { RejectReason, RequestSnapshot } from "../fairqueuing/types.ts";
 import { type ParsedFamily, parseExposition } from "./_parse.ts";
-import type { BudgetSnapshot, CoordinatorSnapshot, PriorityLevelSnapshot } from "./types.ts";
+import type {
+  BudgetSnapshot,
+  CoordinatorSnapshot,
+  LearnedLimitSnapshot,
+  PriorityLevelSnapshot,
+} from "./types.ts";
 
 /** The reasons a queue set rejects for, in the order the page shows them. */
 export const LIVE_REJECT_REASONS: readonly RejectReason[] = [
@@ -142,6 +154,45 @@ export interface LivePoint {
   rejected: number;
 }
 
+/** A learned server concurrency limit, now (the gradient controller's state, JSON-safe). */
+export interface LiveAdaptive {
+  /** The ServerCL in force (while the minRTT is measured, the pinned one). */
+  limit: number;
+  /** The learned limit unrounded (while measuring, the one restored after). */
+  estimate: number;
+  /** What the controller is doing. */
+  phase: ControllerPhase;
+  /** The last minRTT, in ms (`null` before the first measurement ends). */
+  minRttMs: number | null;
+  /**
+   * The latency percentile of the last sample window, in ms: `"+Inf"` after
+   * a window of refusals, `null` before the first window.
+   */
+  sampleRttMs: number | "+Inf" | null;
+  /** The gradient of the last sample window (`null` before the first). */
+  gradient: number | null;
+  /** Sample windows evaluated so far. */
+  windows: number;
+  /** minRTT measurements completed so far. */
+  minRttMeasurements: number;
+  /** The lowest limit it may learn (`null`: the source does not tell). */
+  min: number | null;
+  /** The highest limit it may learn (`null`: the source does not tell). */
+  max: number | null;
+  /** Seats in use summed over the limited levels. */
+  seatsInUse: number;
+}
+
+/** A point of the learned limit's history. */
+export interface LiveAdaptivePoint {
+  /** Wall-clock time, ms since the Unix epoch. */
+  t: number;
+  /** The learned limit in force. */
+  limit: number;
+  /** Seats in use summed over the limited levels. */
+  seatsInUse: number;
+}
+
 /** What the dashboard shows, at one instant. */
 export interface LiveFrame {
   /** Wall-clock time of the sample, ms since the Unix epoch. */
@@ -156,6 +207,13 @@ export interface LiveFrame {
   levels: LiveLevel[];
   /** With `history`: each level's points over the last `historyMs`, oldest first. */
   history?: Record<string, LivePoint[]>;
+  /** When a learned limit is in force: its state (absent with a static limit). */
+  adaptive?: LiveAdaptive;
+  /**
+   * With `history`, when a learned limit is in force: its points over the
+   * last `historyMs` (the samples that had one), oldest first.
+   */
+  adaptiveHistory?: LiveAdaptivePoint[];
 }
 
 /** What a live view reads: a snapshot with every request, and the metrics text if any. */
@@ -170,6 +228,14 @@ export interface LiveSource {
    * named follow by name. Without it: by name, the exempt level first.
    */
   levelOrder?(): readonly string[];
+  /**
+   * The learned server concurrency limit's state, or `null` with a static
+   * limit; read after the snapshot. Without it: a static limit.
+   */
+  adaptive?():
+    | LearnedLimitSnapshot
+    | null
+    | Promise<LearnedLimitSnapshot | null>;
 }
 
 /** Options of {@linkcode LiveView}. */
@@ -254,7 +320,11 @@ export class LiveView {
     const sample = fresh ? last : await this.#sampleOnce(source);
     if (sample === null || sample === undefined) return null;
     if (options.history !== true) return sample.frame;
-    return { ...sample.frame, history: this.#history() };
+    return {
+      ...sample.frame,
+      history: this.#history(),
+      ...(sample.frame.adaptive !== undefined && { adaptiveHistory: this.#adaptiveHistory() }),
+    };
   }
 
   /** One sample at a time, whoever asks meanwhile. */
@@ -266,11 +336,14 @@ export class LiveView {
   async #sample(source: LiveSource): Promise<Sample | null> {
     const [snapshot, text] = await Promise.all([source.snapshot(), source.metrics()]);
     if (snapshot === null) return null;
+    // After the snapshot: an `apf()` middleware creates its learned limit with its coordinator.
+    const learned = (await source.adaptive?.()) ?? null;
     this.samplesTaken++;
     const at = this.#clock.now();
     const families = text === null ? null : parseExposition(text);
     const previous = this.#samples.at(-1) ?? null;
     const sample = this.#build(snapshot, families, at, previous, source.levelOrder?.() ?? []);
+    if (learned !== null) sample.frame.adaptive = liveAdaptive(learned, sample.frame.levels);
     this.#samples.push(sample);
     while (this.#samples.length > 0 && at - this.#samples[0]!.at > this.#historyMs) {
       this.#samples.shift();
@@ -407,6 +480,14 @@ export class LiveView {
     return list.sort((a, b) => b.perSecond - a.perSecond || byName(a, b)).slice(0, this.#top);
   }
 
+  #adaptiveHistory(): LiveAdaptivePoint[] {
+    return this.#samples.flatMap(({ wall, frame: { adaptive } }) =>
+      adaptive === undefined
+        ? []
+        : [{ t: wall, limit: adaptive.limit, seatsInUse: adaptive.seatsInUse }]
+    );
+  }
+
   #history(): Record<string, LivePoint[]> {
     const history: Record<string, LivePoint[]> = {};
     for (const s of this.#samples) {
@@ -425,6 +506,24 @@ export class LiveView {
     }
     return history;
   }
+}
+
+/** The learned limit's state as the frame carries it, with the seats in use of `levels`. */
+function liveAdaptive(state: LearnedLimitSnapshot, levels: readonly LiveLevel[]): LiveAdaptive {
+  return {
+    limit: state.limit,
+    estimate: state.estimate,
+    phase: state.phase,
+    minRttMs: state.minRttMs,
+    // JSON has no Infinity (it would print null, "no window yet"): Prometheus' spelling.
+    sampleRttMs: state.sampleRttMs === Infinity ? "+Inf" : state.sampleRttMs,
+    gradient: state.gradient,
+    windows: state.windows,
+    minRttMeasurements: state.minRttMeasurements,
+    min: state.min ?? null,
+    max: state.max ?? null,
+    seatsInUse: levels.reduce((sum, l) => sum + (l.type === "Limited" ? l.seatsInUse : 0), 0),
+  };
 }
 
 function byName(a: { flowSchema: string }, b: { flowSchema: string }): number {

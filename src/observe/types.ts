@@ -1,11 +1,12 @@
 /**
  * The plain snapshots that metrics and debug dumps are rendered from. The
  * coordinator produces them; this room only reads them (it imports nothing
- * but the queue set's types).
+ * but the queue set's and the gradient controller's types).
  *
  * @module
  */
 
+import type { GradientSnapshot } from "../adaptive/types.ts";
 import type { QueueSetSnapshot } from "../fairqueuing/types.ts";
 
 /** Seat-demand statistics of a level at the last borrowing adjustment (`seatDemandStats`). */
@@ -102,6 +103,13 @@ export interface CoordinatorSnapshot {
   /** Every level, sorted by name. */
   levels: PriorityLevelSnapshot[];
 }
+
+/**
+ * A learned server concurrency limit (`serverConcurrencyLimit: "auto"`,
+ * `src/adaptive/gradient_controller.ts`), as the admin routes show it: the
+ * gradient controller's state, its bounds included.
+ */
+export type LearnedLimitSnapshot = GradientSnapshot;
 
 /** One client session of a coordinator server. */
 export interface SessionSnapshot {

@@ -81,6 +81,8 @@ Deno.test("GradientController starts at the initial limit for a window, measures
       samples: 0,
       windows: 0,
       minRttMeasurements: 1,
+      min: 3,
+      max: 1000,
     },
   );
   assert.deepEqual(changes, [3, 20]);

@@ -4,8 +4,11 @@ import { done, LIMIT, run, setup } from "./_holders.ts";
 Deno.test("holder with a learned limit: each holder computes its levels' limits at its own learned ServerCL, and the ledger holds a level to the smallest of the live holders'", async () => {
   // h0 learns (it starts at 16 seats for a 3 s window, then pins 3 to measure its minRTT); h1 keeps
   // the configuration's 8.
-  const s = setup(2, (_clock, i) =>
-    i === 0 ? { serverConcurrencyLimit: { initial: 16, sampleWindowMs: 3_000 } } : {});
+  const s = setup(
+    2,
+    (_clock, i) =>
+      i === 0 ? { serverConcurrencyLimit: { initial: 16, sampleWindowMs: 3_000 } } : {},
+  );
   const [learning, fixed] = s.holders as [typeof s.holders[0], typeof s.holders[0]];
   try {
     await run(s, 2_000);

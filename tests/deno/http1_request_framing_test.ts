@@ -139,26 +139,25 @@ Deno.test("elementsOf splits on commas and trims OWS only", () => {
 });
 
 Deno.test("requestTarget: origin-form, absolute-form; nothing else (asterisk-form refused, as nginx does)", () => {
-  assert.deepEqual(requestTarget("GET", "/a?b"), { path: "/a?b", authority: null });
-  assert.deepEqual(requestTarget("GET", "http://h:1/a?b"), { path: "/a?b", authority: "h:1" });
-  assert.deepEqual(requestTarget("GET", "https://h"), { path: "/", authority: "h" });
-  assert.deepEqual(requestTarget("GET", "http://h?x"), { path: "/?x", authority: "h" });
+  assert.deepEqual(requestTarget("/a?b"), { path: "/a?b", authority: null });
+  assert.deepEqual(requestTarget("http://h:1/a?b"), { path: "/a?b", authority: "h:1" });
+  assert.deepEqual(requestTarget("https://h"), { path: "/", authority: "h" });
+  assert.deepEqual(requestTarget("http://h?x"), { path: "/?x", authority: "h" });
   for (
-    const [method, target] of [
-      ["GET", ""],
-      ["GET", "*"],
-      ["OPTIONS", "*"],
-      ["CONNECT", "h:443"],
-      ["GET", "a/b"],
-      ["GET", "http://"],
-      ["GET", "http://u@h/"],
-      ["GET", "mailto://h/"],
-      ["GET", "/a#b"],
-      ["GET", "/\xe9"],
-      ["GET", "/ "],
+    const target of [
+      "",
+      "*",
+      "h:443",
+      "a/b",
+      "http://",
+      "http://u@h/",
+      "mailto://h/",
+      "/a#b",
+      "/\xe9",
+      "/ ",
     ]
   ) {
-    assert.throws(() => requestTarget(method!, target!), { status: 400 }, target);
+    assert.throws(() => requestTarget(target), { status: 400 }, target);
   }
 });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeEventClock, frontProxyIdentity } from "../../mod.ts";
-import { PROMETHEUS_CONTENT_TYPE } from "../../src/observe/mod.ts";
+import { dumpPriorityLevels, PROMETHEUS_CONTENT_TYPE } from "../../src/observe/mod.ts";
 import { apf, apfAdminRoutes, type ApfEnv, bearerToken } from "../../src/hono/mod.ts";
 import { settle } from "../_helpers/settle.ts";
 import { gate, tinyConfig } from "./_helpers.ts";
@@ -145,5 +145,77 @@ Deno.test("bearerToken() lets in its token only, and fails closed on a missing, 
     }
   } finally {
     limiter.close();
+  }
+});
+
+Deno.test("apf({ serverConcurrencyLimit: \"auto\" }): dump_priority_levels ends with the learned limit's line, the dashboard's data has its state; a static limit shows neither", async () => {
+  const clock = new FakeEventClock(1_700_000_000_000);
+  const limiter = apf({ clock, serverConcurrencyLimit: { minRttRequests: 3, initial: 20 } });
+  const app = new Hono<ApfEnv>()
+    .route("/", apfAdminRoutes(limiter, { authorize: () => true }))
+    .use("/api/*", limiter)
+    .get("/api/*", async (c) => {
+      await new Promise<void>((resolve) => clock.setTimer(50, resolve));
+      return c.text("ok");
+    });
+  const dump = async () =>
+    await (await app.request("/debug/api_priority_and_fairness/dump_priority_levels")).text();
+  const last = (text: string) => text.trimEnd().split("\n").at(-1);
+  try {
+    // Before any request: the dump's snapshot creates the coordinator, and its learned limit.
+    assert.equal(
+      last(await dump()),
+      "# serverConcurrencyLimit: learned 20 (phase warming-up, estimate 20, minRTT none, " +
+        "sampleRTT none, gradient none, bounds 3..1000)",
+    );
+    // Requests of 50 ms each on the fake clock, answered as the clock runs.
+    const serve = async (n: number) => {
+      let answered: Response[] | null = null;
+      const answers = Promise.all(Array.from({ length: n }, () => app.request("/api/x")));
+      answers.then((all) => answered = all);
+      for (let i = 0; i < 20_000 && answered === null; i++) {
+        clock.advance(1);
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      assert.ok(answered !== null, `${n} requests answered`);
+      return (answered as Response[]).map((r) => r.status);
+    };
+    // A request in the first window gives its level demand (a seat at the pinned limit).
+    assert.deepEqual(await serve(1), [200]);
+    clock.advance(1_000);
+    assert.match(
+      last(await dump())!,
+      /^# serverConcurrencyLimit: learned 3 \(phase measuring-min-rtt, estimate 20,/,
+    );
+    // Three requests at the pinned limit: the minRTT.
+    assert.deepEqual(await serve(3), [200, 200, 200]);
+    const text = await dump();
+    assert.equal(
+      last(text),
+      "# serverConcurrencyLimit: learned 20 (phase sampling, estimate 20, minRTT 50ms, " +
+        "sampleRTT none, gradient none, bounds 3..1000)",
+    );
+    assert.match(text, /^PriorityLevelName, ActiveQueues, /);
+    const frame = await (await app.request("/debug/api_priority_and_fairness/live")).json();
+    assert.equal(frame.serverConcurrencyLimit, 20);
+    assert.deepEqual(
+      [frame.adaptive.limit, frame.adaptive.phase, frame.adaptive.minRttMs],
+      [20, "sampling", 50],
+    );
+  } finally {
+    limiter.close();
+  }
+
+  const fixed = apf({ clock, serverConcurrencyLimit: 20 });
+  const plain = new Hono().route("/", apfAdminRoutes(fixed, { authorize: () => true }));
+  try {
+    const text =
+      await (await plain.request("/debug/api_priority_and_fairness/dump_priority_levels")).text();
+    assert.doesNotMatch(text, /^#/m);
+    assert.equal(text, dumpPriorityLevels(fixed.snapshot()!));
+    const frame = await (await plain.request("/debug/api_priority_and_fairness/live")).json();
+    assert.equal("adaptive" in frame, false);
+  } finally {
+    fixed.close();
   }
 });

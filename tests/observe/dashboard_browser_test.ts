@@ -19,7 +19,10 @@
  *   header lets in directly, and the token appears in nothing the browser
  *   received and in no address it asked for;
  * - a budget holder's share, with a source whose clock is not the
- *   browser's.
+ *   browser's;
+ * - a gateway with a learned server concurrency limit: the card of the
+ *   learned limit (its chart against the seats in use, its phase, minRTT and
+ *   gradient), which a static limit does not show.
  *
  * Ignored where Chromium is not installed. The waits poll the page (their
  * timeouts are the helper's); nothing sleeps a fixed time.
@@ -136,7 +139,22 @@ interface DashboardView {
   signOut: boolean;
   /** Charts with nothing drawn that do not say "collecting…" (empty boxes). */
   emptyCharts: number;
+  /** The learned server concurrency limit's card, `null` when hidden (a static limit). */
+  server: ServerView | null;
   levels: LevelView[];
+}
+
+/** The learned limit's card as the page shows it. */
+interface ServerView {
+  /** The line under its title. */
+  caption: string;
+  /** `dl.numbers`: label → value, as a level's. */
+  numbers: Record<string, number | string>;
+  /** Its chart's caption, keys included. */
+  chart: string;
+  /** Lines drawn in its chart, and the points of the first one. */
+  lines: number;
+  chartPoints: number;
 }
 
 /** Page-side source of a function reading a {@linkcode DashboardView} off the DOM. */
@@ -157,6 +175,20 @@ const READ_VIEW = String.raw`(() => {
     signOut: document.querySelector('form[action="sign-out"]') !== null,
     emptyCharts: [...document.querySelectorAll(".chart")].filter((f) =>
       f.querySelector("path") === null && f.querySelector(".collecting") === null).length,
+    server: (() => {
+      const section = document.getElementById("server");
+      const card = section && !section.hidden ? section.querySelector("article.server") : null;
+      if (card === null) return null;
+      const path = card.querySelector(".chart path");
+      return {
+        caption: text(card.querySelector("p.caption")),
+        numbers: Object.fromEntries([...card.querySelectorAll("dl.numbers > div")].map((d) =>
+          [text(d.querySelector("dt")), value(text(d.querySelector("dd")))])),
+        chart: text(card.querySelector(".chart figcaption")),
+        lines: card.querySelectorAll(".chart path").length,
+        chartPoints: ((path && path.getAttribute("d")) || "").split(/[ML]/).length - 1,
+      };
+    })(),
     levels: [...document.querySelectorAll("article.level")].map((a) => ({
       name: a.dataset.level,
       tag: text(a.querySelector("header .tag")),
@@ -257,6 +289,7 @@ Deno.test({
     const first = await until(opened, "a first frame", `view.levels.length > 0`);
     assert.equal(first.emptyCharts, 0, "no empty chart box");
     assert.equal(first.signOut, false, "nobody signed in: no sign-out button");
+    assert.equal(first.server, null, "a static limit: no card of a learned one");
     // A second frame: the rates are known (0), not "–".
     const idle = await until(
       opened,
@@ -533,6 +566,66 @@ Deno.test({
       ["40 seats", "10 seats", "12 seats", "11 seats", "budget", "7 s"],
     );
     assert.equal(level(await readView(opened.page), "interactive").numbers["mode"], undefined);
+    assert.deepEqual(opened.consoleMessages, []);
+    assert.deepEqual(opened.pageErrors, []);
+    assert.deepEqual(opened.failedRequests, []);
+  },
+});
+
+Deno.test({
+  name: "dashboard in a browser: a learned server concurrency limit gets its card, its chart " +
+    "against the seats in use and the controller's state",
+  ignore: CHROMIUM_MISSING,
+  fn: async () => {
+    await using upstream = testUpstream({ sleepMs: 20 });
+    await using gateway = serveGateway({
+      upstream: upstream.url,
+      config: configuration(),
+      serverConcurrencyLimit: { min: 3, max: 200, initial: 20 },
+      listen: { hostname: "127.0.0.1", port: 0 },
+      adminListen: { hostname: "127.0.0.1", port: 0 },
+      trustIdentityHeaders: true,
+    });
+    await using chromium = await launchBrowser();
+    const admin = `http://127.0.0.1:${gateway.adminAddr!.port}`;
+    await using _load = flood(`http://127.0.0.1:${gateway.addr.port}/work`, {
+      user: "alice",
+      loops: 4,
+      pauseMs: 20,
+      thinkMs: 20,
+    });
+    const opened = await openPage(chromium.browser, `${admin}${DASHBOARD_PATH}`);
+    // Two frames at least: the chart draws both lines.
+    const view = await until(
+      opened,
+      "the learned limit's chart",
+      `view.server !== null && view.server.lines === 2 && view.server.chartPoints >= 2`,
+    );
+    const server = view.server!;
+    assert.equal(view.emptyCharts, 0, "no empty chart box");
+    // The caption, then a key per line, then the scale (the figcaption's text, run together).
+    assert.match(
+      server.chart,
+      /^server concurrency: learned limit vs seats in uselearned limitseats in usetop \d+$/,
+    );
+    assert.match(server.caption, /^\d+ \/ \d+ seats in use over the limited levels · estimate /);
+    assert.ok(
+      ["warming-up", "measuring-min-rtt", "sampling"].includes(String(server.numbers["phase"])),
+      JSON.stringify(server.numbers),
+    );
+    assert.deepEqual(Object.keys(server.numbers), [
+      "phase",
+      "minRTT",
+      "sampleRTT",
+      "gradient",
+      "sample windows",
+      "minRTT measurements",
+    ]);
+    assert.match(view.status, /^4 priority levels · server limit \d+ seats \(learned\) · updated /);
+    // The card's numbers are the data's.
+    const frame = await (await fetch(`${admin}${DASHBOARD_PATH}live`)).json() as LiveFrame;
+    assert.ok(frame.adaptive !== undefined);
+    assert.equal(frame.adaptive.limit, frame.serverConcurrencyLimit);
     assert.deepEqual(opened.consoleMessages, []);
     assert.deepEqual(opened.pageErrors, []);
     assert.deepEqual(opened.failedRequests, []);
