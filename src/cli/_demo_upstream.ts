@@ -16,6 +16,10 @@ export interface DemoUpstream {
   readonly busy: number;
   /** Requests waiting for a slot. */
   readonly waiting: number;
+  /** Requests whose work is done, since it started. */
+  readonly completed: number;
+  /** Requests a second its slots can do: slots over the mean handling time. */
+  readonly capacityPerSecond: number;
   /** Stops it (after the requests it holds). */
   close(): Promise<void>;
 }
@@ -36,6 +40,7 @@ export interface DemoUpstreamOptions {
 export function startDemoUpstream(options: DemoUpstreamOptions): DemoUpstream {
   const { slots, minMs, maxMs, clock } = options;
   let busy = 0;
+  let completed = 0;
   const queue: (() => void)[] = [];
   // A fixed pseudo-random sequence: the same handling times in both phases of a run.
   let seed = 0x9e3779b9;
@@ -73,6 +78,7 @@ export function startDemoUpstream(options: DemoUpstreamOptions): DemoUpstream {
     try {
       const ms = nextMs();
       await new Promise((resolve) => clock.setTimer(ms, () => resolve(undefined)));
+      completed++;
       return new Response(`done in ${Math.round(ms)} ms\n`);
     } finally {
       release();
@@ -86,6 +92,10 @@ export function startDemoUpstream(options: DemoUpstreamOptions): DemoUpstream {
     get waiting() {
       return queue.length;
     },
+    get completed() {
+      return completed;
+    },
+    capacityPerSecond: slots * 1000 / ((minMs + maxMs) / 2),
     close: () => server.shutdown(),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * What the demo prints: the live table (per flow and per priority level),
- * a one-line progress report for output that is not a terminal, and the
- * closing summary. Pure functions of plain data, so they are testable.
+ * a one-line progress report for output that is not a terminal, the
+ * learned limit's lines in the adaptive phase, and the closing summary.
+ * Pure functions of plain data, so they are testable.
  *
  * @module
  */
@@ -9,6 +10,7 @@
 import { type FlowStats, percentile } from "./_demo_load.ts";
 import { renderTable } from "./table.ts";
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
+import { DEFAULT_BUFFER } from "../adaptive/gradient_options.ts";
 
 /** One priority level's state, from the coordinator's snapshot. */
 export interface LevelRow {
@@ -22,12 +24,34 @@ export interface LevelRow {
   currentLimit: number;
 }
 
+/** The learned limit's state at one moment of the adaptive phase. */
+export interface AdaptiveRow {
+  /** Time into the phase, ms. */
+  elapsedMs: number;
+  /** The learned server concurrency limit. */
+  limit: number;
+  /** What the controller is doing: `warming-up`, `measuring-min-rtt` or `sampling`. */
+  phase: string;
+  /** The unloaded latency it measured, ms (`null` before the first measurement). */
+  minRttMs: number | null;
+  /** The last sample window's latency, ms (`null` before the first window). */
+  sampleRttMs: number | null;
+  /** The last window's gradient (`null` before the first window). */
+  gradient: number | null;
+  /** The upstream's slots busy then. */
+  upstreamBusy: number;
+  /** Requests waiting inside the upstream for a slot then. */
+  upstreamWaiting: number;
+}
+
 /** Everything one frame of the demo shows. */
 export interface DemoFrame {
-  /** `without APF` or `with APF`. */
+  /** `without APF`, `with APF` or `with APF, auto`. */
   phase: string;
-  /** 1 or 2. */
+  /** 1, 2 or 3. */
   phaseNumber: number;
+  /** Phases of the run (default 2; 3 with `--adaptive`). */
+  phaseCount?: number;
   /** Time into the phase, ms. */
   elapsedMs: number;
   /** Length of the phase, ms. */
@@ -51,7 +75,7 @@ function seconds(valueMs: number): string {
 
 /** The live view: a title, the flow table, the level table (or the upstream's state). */
 export function renderFrame(frame: DemoFrame): string {
-  const title = `phase ${frame.phaseNumber} of 2: ${frame.phase}` +
+  const title = `phase ${frame.phaseNumber} of ${frame.phaseCount ?? 2}: ${frame.phase}` +
     `  ${seconds(frame.elapsedMs)} / ${seconds(frame.durationMs)}\n\n`;
   const flows = renderTable(
     ["flow", "sent", "served", "rejected", "in flight", "p50", "p99"],
@@ -80,9 +104,24 @@ export function renderFrame(frame: DemoFrame): string {
   return `${title}${flows}\n${levels}${upstream}`;
 }
 
+function gradientText(gradient: number | null): string {
+  return gradient === null ? "-" : gradient.toFixed(2);
+}
+
+/**
+ * One row of the learned limit as a line (a log above the live table on a
+ * terminal): the limit, the controller's phase and measures, the upstream.
+ */
+export function renderAdaptiveLine(phase: string, row: AdaptiveRow, slots: number): string {
+  return `[${phase} ${seconds(row.elapsedMs)}] learned limit ${row.limit} (${row.phase}), ` +
+    `minRTT ${ms(row.minRttMs ?? undefined)}, sampleRTT ${ms(row.sampleRttMs ?? undefined)}, ` +
+    `gradient ${gradientText(row.gradient)}; upstream: ${row.upstreamBusy + row.upstreamWaiting} ` +
+    `in flight, ${row.upstreamBusy}/${slots} busy, ${row.upstreamWaiting} waiting\n`;
+}
+
 /** Sums of the mice's flows, and the elephant's. */
 export interface PhaseResult {
-  /** `without APF` or `with APF`. */
+  /** `without APF`, `with APF` or `with APF, auto`. */
   phase: string;
   /** The mice together. */
   mice: { served: number; rejected: number; failed: number; p50?: number; p99?: number };
@@ -127,6 +166,86 @@ export function renderProgress(frame: DemoFrame): string {
   return `${line}; upstream: ${up.busy}/${up.slots} busy, ${up.waiting} waiting\n`;
 }
 
+/** What a phase's last half showed: the summary of `--adaptive` compares the phases on it. */
+export interface SettledPhase {
+  /** The phase's name. */
+  phase: string;
+  /** The server concurrency limit: `-` without APF, `8`, or the learned limit's range (`13-15`). */
+  serverLimit: string;
+  /** p90 of the requests inside the upstream (in its slots and waiting for one). */
+  upstreamInFlightP90?: number;
+  /** Requests the upstream completed a second. */
+  throughputPerSecond: number;
+  /** The mice's median latency, ms. */
+  miceP50?: number;
+  /** The mice's p99 latency, ms. */
+  miceP99?: number;
+}
+
+/** The adaptive phase's part of the summary. */
+export interface AdaptiveSummary {
+  /** The adaptive phase's result, a third row of the main table. */
+  auto: PhaseResult;
+  /** The three phases' last halves: without APF, with APF, with APF auto. */
+  settled: readonly SettledPhase[];
+  /** The upstream's worker slots. */
+  workers: number;
+  /** What they can do: requests a second. */
+  capacityPerSecond: number;
+  /** The learned limit at the end, and the minRTT it was learned against. */
+  learned: { limit: number; minRttMs: number | null } | null;
+}
+
+function percent(part: number, whole: number): string {
+  return whole > 0 ? `${Math.round((100 * part) / whole)}%` : "-";
+}
+
+/** The comparison of the phases' last halves, and what the learned limit did. */
+function renderSettled(a: AdaptiveSummary): string {
+  const table = renderTable(
+    [
+      "",
+      "server limit",
+      "upstream in flight p90",
+      "throughput",
+      "of capacity",
+      "mice p50",
+      "mice p99",
+    ],
+    a.settled.map((s) => [
+      s.phase,
+      s.serverLimit,
+      s.upstreamInFlightP90 === undefined ? "-" : String(s.upstreamInFlightP90),
+      `${Math.round(s.throughputPerSecond)}/s`,
+      percent(s.throughputPerSecond, a.capacityPerSecond),
+      ms(s.miceP50),
+      ms(s.miceP99),
+    ]),
+  );
+  let text = `\nThe last half of each phase, against the upstream's ${a.workers} workers ` +
+    `(${Math.round(a.capacityPerSecond)} requests/s at most):\n\n${table}`;
+  const [without, fixed, auto] = a.settled;
+  if (a.learned !== null && without !== undefined && fixed !== undefined && auto !== undefined) {
+    const k = a.workers * (1 + DEFAULT_BUFFER);
+    const inFlight = (s: SettledPhase) =>
+      s.upstreamInFlightP90 === undefined ? "-" : String(s.upstreamInFlightP90);
+    text += `\nTold nothing of the upstream, the gateway learned a limit of ${a.learned.limit} ` +
+      `(minRTT ${ms(a.learned.minRttMs ?? undefined)}): ${inFlight(auto)} requests inside the ` +
+      `upstream (p90; ${inFlight(without)} without APF, ${
+        inFlight(fixed)
+      } with ${fixed.serverLimit} ` +
+      `seats set by hand) at ${percent(auto.throughputPerSecond, a.capacityPerSecond)} of its ` +
+      `workers' capacity (${percent(fixed.throughputPerSecond, a.capacityPerSecond)} with ` +
+      `${fixed.serverLimit} seats). It aims above the ${a.workers} workers on purpose, to keep them ` +
+      `busy: a ${Math.round(DEFAULT_BUFFER * 100)}% tolerance over the minRTT plus headroom, ` +
+      `${a.workers} × ${1 + DEFAULT_BUFFER} + √${k} ≈ ${Math.round(k + Math.sqrt(k))} requests ` +
+      `for ${a.workers} workers of equal work times, a little more when they vary. The ` +
+      `requests beyond the workers wait inside the upstream, out of fair queuing's reach: ` +
+      `compare the mice's latency with the seats set by hand.\n`;
+  }
+  return text;
+}
+
 /** How late the demo's timers ran while it measured, in ms: how busy the machine was. */
 export interface TimerLag {
   /** The median lateness. */
@@ -146,12 +265,15 @@ export const BUSY_LAG_MS = 20;
  * The closing summary comparing the two phases: the mice's median and p99
  * latency both (one percentile alone misleads on a busy machine: the median
  * shows the queueing APF removes, the p99 the machine's own hiccups), and a
- * warning when the timers ran late (`lag`).
+ * warning when the timers ran late (`lag`). With `adaptive` (`--adaptive`),
+ * a third row, and a second table comparing the last half of each phase:
+ * the requests inside the upstream, its throughput, the mice's latency.
  */
 export function renderSummary(
   without: PhaseResult,
   withApf: PhaseResult,
   lag?: TimerLag,
+  adaptive?: AdaptiveSummary,
 ): string {
   const table = renderTable(
     [
@@ -163,7 +285,7 @@ export function renderSummary(
       "elephant served",
       "elephant rejected",
     ],
-    [without, withApf].map((r) => [
+    [without, withApf, ...(adaptive === undefined ? [] : [adaptive.auto])].map((r) => [
       r.phase,
       String(r.mice.served),
       ms(r.mice.p50),
@@ -189,6 +311,7 @@ export function renderSummary(
       `while the elephant was held to its fair share of the level ` +
       `(${withApf.elephant.rejected} of its requests got 429 with Retry-After).\n`;
   }
+  if (adaptive !== undefined) verdict += renderSettled(adaptive);
   if (lag !== undefined && lag.p90 > BUSY_LAG_MS) {
     verdict +=
       `\nThe machine was busy: the demo's own timers ran ${ms(lag.p90)} late (p90; median ${
