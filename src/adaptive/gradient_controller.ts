@@ -59,7 +59,14 @@
  * ```
  *
  * The buffer (25%) tolerates ordinary variance before the gradient falls
- * below 1. The square root is Envoy's headroom: without it a limit whose
+ * below 1, and so does a floor of {@linkcode LATENCY_FLOOR_MS} (1 ms): a
+ * window within a millisecond of the buffered minRTT does not lower the
+ * limit. Neither Envoy nor Gradient2 has it; they measure upstreams of
+ * milliseconds. A handler of microseconds (a CPU-bound app behind
+ * `apf()`) has a minRTT of some 10 µs, and a window a few microseconds
+ * slower, from a garbage collection or the scheduler, would halve the
+ * limit again and again (`bench/RESULTS.md`, 2026-11-28, 20 to 5 in three
+ * minutes). The square root is Envoy's headroom: without it a limit whose
  * latency sits at the minRTT would never grow. A window without samples
  * leaves the limit alone. When samples report a `demand` and none reached
  * half the limit, the target may not exceed the limit (Gradient2: an
@@ -134,6 +141,7 @@
  * | `buffer` | 0.25 | Envoy's default |
  * | `maxGradient` | 2 | Envoy's clamp; the floor, `MIN_GRADIENT` 0.5, is Envoy's and Gradient2's |
  * | `smoothing` | 0.5 | of a rise: half of the noise, and a raised K is found within a few windows |
+ * | `LATENCY_FLOOR_MS` | 1 | a timer's and an event loop's resolution: below it, no queue shows |
  * | `MIN_LIMIT_WINDOWS_BEFORE_REMEASURE` | 5 | Envoy's count of windows at the floor |
  *
  * @module
@@ -378,11 +386,10 @@ export class GradientController implements LimitSource {
     this.#window.clear();
     if (sampleRtt === null) return this.#scheduleWindow(); // no news: the limit stays
     this.#windows++;
-    const gradient = clamp(
-      ratio((1 + o.buffer) * this.#minRtt!, sampleRtt),
-      MIN_GRADIENT,
-      o.maxGradient,
-    );
+    const buffered = (1 + o.buffer) * this.#minRtt!;
+    let gradient = clamp(ratio(buffered, sampleRtt), MIN_GRADIENT, o.maxGradient);
+    // Within a millisecond of the buffered minRTT is the event loop's noise, not a queue.
+    if (sampleRtt - buffered < LATENCY_FLOOR_MS) gradient = Math.max(gradient, 1);
     const scaled = gradient * this.#estimate;
     let target = scaled + Math.sqrt(scaled);
     // Gradient2: an upstream kept below half the limit cannot show that a higher one is safe.
@@ -421,6 +428,12 @@ export class GradientController implements LimitSource {
     }
   }
 }
+
+/**
+ * How far above the buffered minRTT a window's latency must be before it
+ * lowers the limit, in ms (see "Phase 2" in the module doc).
+ */
+export const LATENCY_FLOOR_MS = 1;
 
 /** `buffered / sample`, with the limits of a zero latency made explicit. */
 function ratio(buffered: number, sample: number): number {

@@ -372,3 +372,19 @@ Deno.test("GradientController refuses bad samples with the value in the message"
   });
   closeAll(clock, controller);
 });
+
+Deno.test("GradientController: windows of microsecond handlers a few microseconds slower do not lower the limit", () => {
+  const { clock, controller } = setup({ minRttRequests: 1 });
+  measure(clock, controller, 0.01); // a minRTT of 10 µs; limit 20
+  for (let w = 0; w < 20; w++) {
+    // Twice the minRTT, but within a millisecond of it: noise, not a queue.
+    for (let i = 0; i < 10; i++) controller.record({ latencyMs: 0.02, outcome: "ok", demand: 1 });
+    clock.advance(1000);
+  }
+  assert.equal(controller.limit, 20, "app-limited: no rise, and no fall");
+  // A millisecond and more above it is a queue: the limit falls.
+  for (let i = 0; i < 10; i++) controller.record({ latencyMs: 5, outcome: "ok", demand: 20 });
+  clock.advance(1000);
+  assert.ok(controller.limit < 20, `${controller.limit}`);
+  closeAll(clock, controller);
+});
