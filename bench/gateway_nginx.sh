@@ -12,6 +12,7 @@
 # cannot be, the script says so and measures the apf variants only.
 #
 # Usage: bench/gateway_nginx.sh [rounds=5] [seconds=10] [variants="nginx apf-http1 apf-fetch"]
+# (variant apf-base: the gateway of the checkout in APF_BASELINE, with its default client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -87,6 +88,14 @@ for v in "${variants[@]}"; do
       server { listen 127.0.0.1:${port[$v]}; keepalive_requests 100000;
         location / { limit_conn perserver 600; proxy_pass http://up;
           proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+    ;;
+  apf-base)
+    # The same gateway from another checkout (APF_BASELINE=<dir>, e.g. from `git archive`), to
+    # compare a change with what it replaces in one run.
+    (cd "${APF_BASELINE:?apf-base needs APF_BASELINE}" && exec deno run --quiet "${apf_flags[@]}" \
+      src/cli/main.ts serve --upstream "http://127.0.0.1:$up_port" --listen "127.0.0.1:${port[$v]}" \
+      --trust-identity-headers >/dev/null) &
+    pids+=($!)
     ;;
   apf-*)
     deno run --quiet "${apf_flags[@]}" src/cli/main.ts serve --upstream "http://127.0.0.1:$up_port" \
