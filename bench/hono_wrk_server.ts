@@ -7,6 +7,8 @@
  * - `noop`: `async (c, next) => { await next(); }`, the ceiling for any middleware;
  * - `apf`: `apf()` with the embedded coordinator and built-in configuration,
  *   every request from one identified user (no contention at 16 connections);
+ * - `apf-auto`: the same with `serverConcurrencyLimit: "auto"` (the learned
+ *   limit's overhead: `REFERENCE=apf bench/hono_wrk.sh 5 8 16 "apf apf-auto"`);
  * - `ratelimit`: hono-rate-limiter with its memory store, a limit it never reaches;
  * - diagnostics, each the no-op middleware plus one thing `apf()` does:
  *   `signal` reads `c.req.raw.signal`; `hdr` sets three headers with
@@ -29,6 +31,7 @@ const VARIANTS = [
   "bare",
   "noop",
   "apf",
+  "apf-auto",
   "apf-base",
   "ratelimit",
   "signal",
@@ -50,7 +53,12 @@ const alice = { name: "alice", groups: ["dev"] };
 const apf: typeof apfHere = variant === "apf-base"
   ? (await import(`${Deno.env.get("APF_BASELINE")}/src/hono/mod.ts`)).apf
   : apfHere;
-const apfMiddleware = variant.startsWith("apf") ? apf({ identify: () => alice }) : null;
+const apfMiddleware = variant.startsWith("apf")
+  ? apf({
+    identify: () => alice,
+    ...(variant === "apf-auto" && { serverConcurrencyLimit: "auto" as const }),
+  })
+  : null;
 switch (variant) {
   case "noop":
     app.use(async (_c, next) => {
@@ -58,6 +66,7 @@ switch (variant) {
     });
     break;
   case "apf":
+  case "apf-auto":
   case "apf-base":
     app.use(apfMiddleware!);
     break;
