@@ -54,6 +54,7 @@ export interface GatewayExchangeOptions {
 }
 
 const FLOW_SCHEMA_LOWER = FLOW_SCHEMA_UID_HEADER.toLowerCase();
+const TOO_MANY_REQUESTS_BYTES = new TextEncoder().encode(TOO_MANY_REQUESTS_BODY);
 const PRIORITY_LEVEL_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
 
 /** The gateway's handler on its own server. */
@@ -165,7 +166,7 @@ function refusalReply(refusal: Refusal): GatewayReply {
     status: 429,
     statusText: "",
     fields: tooManyRequestsFields(rejection.classification, rejection.retryAfterSeconds),
-    body: new TextEncoder().encode(TOO_MANY_REQUESTS_BODY),
+    body: TOO_MANY_REQUESTS_BYTES,
     lengthInFields: false,
   };
 }

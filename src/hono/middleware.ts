@@ -9,14 +9,15 @@
  */
 
 import type { Context, Env, MiddlewareHandler } from "hono";
-import { Classifier } from "../classify/classifier.ts";
+import { type Classification, Classifier } from "../classify/classifier.ts";
 import {
   anonymousUser,
   IdentityError,
   normalizeUser,
   type UserInfo,
 } from "../classify/identity.ts";
-import { RequestInfoResolver } from "../classify/request_info.ts";
+import { type RequestInfo, RequestInfoResolver } from "../classify/request_info.ts";
+import type { ResolvedWorkEstimate } from "../estimate/types.ts";
 import { requestPathProblem } from "../classify/request_path.ts";
 import { type EffectiveConfiguration, resolveConfiguration } from "../config/mod.ts";
 import { levelsInMatchingOrder } from "../config/effective.ts";
@@ -243,27 +244,38 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     const answer = options.coordinator === undefined
       ? embeddedCoordinator().begin(seatRequest, acquireOptions)
       : coordinator.acquire(seatRequest, acquireOptions);
-    const decide = (admission: Admission): AdmissionResult => {
-      if (!admission.admitted) {
-        return new Refusal(429, TOO_MANY_REQUESTS_BODY, {
-          reason: admission.reason,
-          retryAfterSeconds: admission.retryAfterSeconds,
-          classification,
-          user,
-          requestInfo,
-        });
-      }
-      return {
+    // A request decided at once makes no closure (the common case, per request).
+    return answer instanceof Promise
+      ? answer.then((a) => decided(a, user, requestInfo, classification, work))
+      : decided(answer, user, requestInfo, classification, work);
+  }
+
+  /** The state of an admitted request, or the refusal of a rejected one. */
+  function decided(
+    admission: Admission,
+    user: UserInfo,
+    requestInfo: RequestInfo,
+    classification: Classification,
+    work: ResolvedWorkEstimate,
+  ): AdmissionResult {
+    if (!admission.admitted) {
+      return new Refusal(429, TOO_MANY_REQUESTS_BODY, {
+        reason: admission.reason,
+        retryAfterSeconds: admission.retryAfterSeconds,
+        classification,
         user,
         requestInfo,
-        classification,
-        work,
-        waitedMs: admission.waitedMs,
-        // With a learned limit, the seat's time from now to its release is a sample.
-        seat: adaptive === null ? admission.seat : adaptive.track(admission.seat),
-      };
+      });
+    }
+    return {
+      user,
+      requestInfo,
+      classification,
+      work,
+      waitedMs: admission.waitedMs,
+      // With a learned limit, the seat's time from now to its release is a sample.
+      seat: adaptive === null ? admission.seat : adaptive.track(admission.seat),
     };
-    return answer instanceof Promise ? answer.then(decide) : decide(answer);
   }
 
   /** Whether a response of `contentType` gives its seats back once its head is out. */
