@@ -5,13 +5,21 @@
  * the seats of RPC callers, addressed by id), created at the controller's
  * first update, plus liveness checks of queued RPC callers. `level_object.ts` wraps it in
  * `DurableObject`/`RpcTarget` classes; tests drive it on a fake clock.
+ * With a learned server concurrency limit (`docs/adaptive.md`) the
+ * controller's updates carry it: the level is served at it (NominalCL,
+ * LendableCL and BorrowingCL recomputed live, as for a new ServerCL), and
+ * each seat of an RPC caller is timed from its dispatch to its release for
+ * the controller to collect (`_latency_samples.ts`).
  * Internal to the Cloudflare adapter, except for its types, which
  * `PriorityLevelObject.createHost` (the seam of a subclass) names.
  *
  * @module
  */
 
-import type { EffectiveConfiguration } from "../config/effective.ts";
+import { type EffectiveConfiguration, withServerConcurrencyLimit } from "../config/effective.ts";
+import { applyServerConcurrencyLimit } from "../coordinator/learned_limit.ts";
+import { checkNumber } from "../_shared/errors.ts";
+import { type LevelSamples, SampleRecorder } from "./_latency_samples.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import type { SeatRequest } from "../coordinator/types.ts";
 import { seatRequestError, type WireConfiguration } from "../protocol/wire.ts";
@@ -37,6 +45,12 @@ export interface LevelUpdate {
   configuration: WireConfiguration | null;
   /** Current limits by level (the object takes its own). */
   limits: Record<string, number>;
+  /**
+   * The server concurrency limit learned from latency (`"auto"`), which
+   * the configuration is served at instead of its own; absent for a static
+   * limit. While it is given, the object samples its seats' latency.
+   */
+  serverConcurrencyLimit?: number;
 }
 
 /** Counters of a level object since it started. */
@@ -85,6 +99,7 @@ export class LevelHost {
   #level: string | null = null;
   #version = -1;
   #server: SeatServer | null = null;
+  #samples: SampleRecorder | null = null;
 
   /** A host that serves no level until its first {@linkcode LevelHost.update}. */
   constructor(options: LevelHostOptions = {}) {
@@ -132,11 +147,23 @@ export class LevelHost {
       );
     }
     if (update.version < this.#version) return;
+    const learned = update.serverConcurrencyLimit;
+    if (learned !== undefined) {
+      checkNumber(
+        learned,
+        (n) => Number.isSafeInteger(n) && n > 0,
+        () =>
+          `Cannot apply a learned server concurrency limit: it must be a positive integer, got ${learned}`,
+      );
+    }
     if (update.configuration !== null && update.version > this.#version) {
-      const config = (this.#options.resolve ?? effectiveFromWire)(update.configuration);
-      if (config === null) {
+      const resolved = (this.#options.resolve ?? effectiveFromWire)(update.configuration);
+      if (resolved === null) {
         throw new TypeError(`Cannot apply configuration version ${update.version}: it is invalid`);
       }
+      const config = learned === undefined
+        ? resolved
+        : withServerConcurrencyLimit(resolved, learned);
       if (this.#server === null) {
         this.#server = new SeatServer(config, update.configuration, {
           clock: this.#clock,
@@ -152,6 +179,15 @@ export class LevelHost {
         this.#server.configure(config, update.configuration);
       }
       this.#version = update.version;
+    } else if (learned !== undefined && this.#server !== null) {
+      // A new ServerCL, digested live: nothing that waits is dropped or reordered.
+      applyServerConcurrencyLimit(this.#server.coordinator, learned);
+    }
+    if (learned === undefined) {
+      this.#samples?.clear();
+      this.#samples = null;
+    } else {
+      this.#samples ??= new SampleRecorder(this.#clock);
     }
     this.#server?.setCurrentLimits(
       Object.fromEntries(Object.entries(update.limits).filter(([name]) => name === level)),
@@ -178,14 +214,19 @@ export class LevelHost {
       return Promise.resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
     }
     let id = 0;
+    const requestedAt = this.#clock.now();
     const decided = server.acquire(request, (started) => id = started);
     // Only a queued request has a caller to watch: one decided at once is answered now.
-    if (liveness === undefined || !server.isWaiting(id)) return decided.then((a) => this.#count(a));
+    if (liveness === undefined || !server.isWaiting(id)) {
+      return decided.then((a) => this.#count(a, requestedAt));
+    }
     const watch = this.#watch(server, id, liveness);
     return decided.then(async (a) => {
       watch.cancel();
       // Only a caller that waited may have gone meanwhile; one admitted at once just called.
-      if (!a.admitted || a.waitedMs === 0 || (await isAlive(liveness))) return this.#count(a);
+      if (!a.admitted || a.waitedMs === 0 || (await isAlive(liveness))) {
+        return this.#count(a, requestedAt);
+      }
       server.release(a.seatId);
       this.stats.abandoned++;
       return { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
@@ -194,11 +235,16 @@ export class LevelHost {
 
   /** Gives seat `id` back (unknown or already released ids are ignored). */
   release(seatId: number, executionMs?: number): void {
-    this.#server?.release(seatId, executionMs);
+    const server = this.#server;
+    if (server === null) return;
+    server.release(seatId, executionMs);
+    this.#samples?.released(seatId, executionMs, server.coordinator.seatDemand());
   }
 
   /** Watch-style early release of seat `id`'s seats (`docs/semantics.md` §5.5). */
   initialized(seatId: number): void {
+    // A long-running request's time is its stream's, not the upstream's work.
+    this.#samples?.forget(seatId);
     this.#server?.initialized(seatId);
   }
 
@@ -210,6 +256,16 @@ export class LevelHost {
   /** For the controller: the level's seat demand since the last call. */
   collectSeatDemand(): SeatDemandReport[] {
     return this.#server?.collectSeatDemand() ?? [];
+  }
+
+  /**
+   * For the controller: the latency samples of the seats released since
+   * the last call, or `null` when the limit is static (nothing is sampled).
+   *
+   * @internal For the level object.
+   */
+  collectSamples(): LevelSamples | null {
+    return this.#samples?.collect() ?? null;
   }
 
   /** Takes back every seat whose lease is over (the object's alarm calls this). */
@@ -271,8 +327,12 @@ export class LevelHost {
     this.#server?.close();
   }
 
-  #count(a: SessionAdmission): SessionAdmission {
-    if (a.admitted) this.stats.granted++;
+  /** Counts a grant and, with a learned limit, times it from its dispatch. */
+  #count(a: SessionAdmission, requestedAt: number): SessionAdmission {
+    if (!a.admitted) return a;
+    this.stats.granted++;
+    const limit = this.#server?.coordinator.configuration.serverConcurrencyLimit;
+    if (limit !== undefined) this.#samples?.dispatched(a.seatId, requestedAt + a.waitedMs, limit);
     return a;
   }
 

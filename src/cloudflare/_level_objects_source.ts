@@ -12,6 +12,9 @@ import { type AdminSource, AdminUnavailable } from "../observe/admin_source.ts";
 import { mergeExpositions } from "../observe/merge_expositions.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
 import { levelsInMatchingOrder } from "../config/effective.ts";
+import type { GradientSnapshot } from "../adaptive/types.ts";
+import { exposeAdaptiveLimit } from "../observe/adaptive_metrics.ts";
+import { Registry } from "../observe/registry.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { type ApfBindings, CONTROLLER_NAME } from "./env.ts";
 
@@ -30,8 +33,18 @@ const FAIR_FRACTION = "apiserver_flowcontrol_seat_fair_frac";
 /** The controller's levels and fair fraction, for every reading. */
 interface Levels {
   names: string[];
+  /** The ServerCL in force: the learned one, when it is learned. */
   serverConcurrencyLimit: number;
   fairFraction: number;
+  /** The learned limit's state, or `null` for a static limit. */
+  learned: GradientSnapshot | null;
+}
+
+/** The learned limit's metrics (`apf_adaptive_*`), Prometheus text. */
+function learnedMetrics(learned: GradientSnapshot): string {
+  const registry = new Registry();
+  exposeAdaptiveLimit(registry, () => learned);
+  return registry.expose();
 }
 
 /** An admin source over the controller and level objects of `options.env`. */
@@ -52,9 +65,10 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
 
   const levelsOf = async (env: ApfBindings): Promise<Levels | AdminUnavailable> => {
     const controller = env.APF_CONTROLLER.getByName(CONTROLLER_NAME);
-    const [stored, last] = await Promise.all([
+    const [stored, last, learned] = await Promise.all([
       call(() => controller.configuration()),
       call(() => controller.lastAdjustment()),
+      call(() => controller.adaptiveSnapshot()),
     ]);
     if (stored === undefined) {
       return new AdminUnavailable(504, "The controller object did not answer");
@@ -63,8 +77,9 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
     if (effective !== null) order = levelsInMatchingOrder(effective);
     return {
       names: effective?.priorityLevels.map((pl) => pl.name) ?? [],
-      serverConcurrencyLimit: stored.configuration.serverConcurrencyLimit,
+      serverConcurrencyLimit: learned?.limit ?? stored.configuration.serverConcurrencyLimit,
       fairFraction: last?.fairFraction ?? 0,
+      learned: learned ?? null,
     };
   };
 
@@ -86,6 +101,7 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
     const body = mergeExpositions([
       ...texts.flatMap((t) => t === undefined ? [] : [strip(t)]),
       controller,
+      ...(levels.learned === null ? [] : [learnedMetrics(levels.learned)]),
     ]);
     return body +
       (missing.length === 0 ? "" : `# level objects that did not answer: ${missing.join(", ")}\n`);
@@ -95,6 +111,11 @@ export function levelObjectsSource<C>(options: LevelObjectsSourceOptions<C>): Ad
     metrics: { expose: metrics },
 
     levelOrder: () => order,
+
+    async adaptiveSnapshot(context): Promise<GradientSnapshot | null> {
+      const controller = envOf(context).APF_CONTROLLER.getByName(CONTROLLER_NAME);
+      return (await call(() => controller.adaptiveSnapshot())) ?? null;
+    },
 
     async snapshot(snapshotOptions, context): Promise<CoordinatorSnapshot | AdminUnavailable> {
       const env = envOf(context);

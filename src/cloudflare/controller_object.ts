@@ -6,35 +6,37 @@
  * (applied again whenever a deploy changes it) or from `setConfiguration`
  * (the admin route); the latest change wins, and it is stored.
  *
+ * With `APF_SERVER_CONCURRENCY=auto` (or `serverConcurrencyLimit: "auto"`
+ * through `setConfiguration`) it also learns the server concurrency limit
+ * from the latency of the seats the level objects hand out
+ * (`docs/adaptive.md`): the alarm then comes every sample window (1 s), and
+ * each brings the levels' samples. The learning lives in memory: an object
+ * that restarts learns again from the initial limit.
+ *
  * @module
  */
 
 // @ts-types="./_workers_types.d.ts"
 import { DurableObject } from "cloudflare:workers";
 import type { BorrowingAdjustment } from "../coordinator/embedded.ts";
-import { BORROWING_ADJUSTMENT_PERIOD_MS } from "../coordinator/embedded.ts";
+import type { GradientSnapshot } from "../adaptive/types.ts";
 import {
+  configurationFromEnv,
   type ControllerConfigurationInput,
-  ControllerHost,
   type StoredConfiguration,
-} from "./_controller_host.ts";
+} from "./_controller_configuration.ts";
+import { ControllerHost } from "./_controller_host.ts";
 import type { LevelUpdate } from "./_level_host.ts";
 import type { DurableObjectState } from "./_workers_types.d.ts";
 import type { ApfBindings } from "./env.ts";
 
-/** The configuration `env` gives (`APF_CONFIG`, `APF_SERVER_CONCURRENCY`, `APF_MANDATORY_ONLY`). */
-export function configurationFromEnv(env: ApfBindings): ControllerConfigurationInput {
-  const limit = env.APF_SERVER_CONCURRENCY;
-  return {
-    ...(env.APF_CONFIG !== undefined && {
-      // JSON is YAML: a value from `vars` reads as its own manifest text.
-      manifests: typeof env.APF_CONFIG === "string"
-        ? env.APF_CONFIG
-        : JSON.stringify(env.APF_CONFIG),
-    }),
-    ...(limit !== undefined && limit !== "" && { serverConcurrencyLimit: Number(limit) }),
-    ...(env.APF_MANDATORY_ONLY === "true" && { mandatoryOnly: true }),
-  };
+/** The configuration `env` gives, or what is wrong with it. */
+function readEnv(env: ApfBindings): ControllerConfigurationInput | TypeError {
+  try {
+    return configurationFromEnv(env);
+  } catch (e) {
+    return e instanceof TypeError ? e : new TypeError(String(e));
+  }
 }
 
 const ENV_KEY = "env-configuration";
@@ -52,7 +54,7 @@ export class ControllerObject extends DurableObject<ApfBindings> {
         levels: (level) => {
           const stub = env.APF_LEVELS.getByName(level);
           return {
-            collectSeatDemand: () => stub.collectSeatDemand(),
+            collect: () => stub.collect(),
             update: (name, update) => stub.update(name, update),
           };
         },
@@ -62,9 +64,15 @@ export class ControllerObject extends DurableObject<ApfBindings> {
         },
         initial,
       });
-    const source = configurationFromEnv(env);
+    const read = readEnv(env);
+    const source = read instanceof TypeError ? {} : read;
     this.#host = host(source);
     const started = ctx.blockConcurrencyWhile(async () => {
+      if (read instanceof TypeError) {
+        console.error(
+          `apf: the configuration from env is invalid, serving the built-in one: ${read.message}`,
+        );
+      }
       // Requests must keep flowing: without a valid APF_CONFIG (and nothing stored), serve the
       // built-in configuration with the deployment's other settings, else the bare built-in one.
       const { manifests: _, ...settings } = source;
@@ -85,11 +93,13 @@ export class ControllerObject extends DurableObject<ApfBindings> {
     });
     // A deploy that changed APF_CONFIG wins over what was stored; level objects hear it.
     this.#ready = started.then(async () => {
-      const source = configurationFromEnv(env);
-      const text = JSON.stringify(source);
+      const text = JSON.stringify(read instanceof TypeError ? { error: read.message } : read);
       const seen = await ctx.storage.get<string>(ENV_KEY);
       if (seen !== undefined && seen !== text) {
-        await this.#host.setConfiguration(source).catch((e: unknown) =>
+        const applied = read instanceof TypeError
+          ? Promise.reject(read)
+          : this.#host.setConfiguration(read);
+        await applied.catch((e: unknown) =>
           console.error(
             `apf: the new APF_CONFIG is invalid, keeping the configuration in force: ${
               e instanceof Error ? e.message : String(e)
@@ -98,9 +108,7 @@ export class ControllerObject extends DurableObject<ApfBindings> {
         );
       }
       if (seen !== text) await ctx.storage.put(ENV_KEY, text);
-      if ((await ctx.storage.getAlarm()) === null) {
-        await ctx.storage.setAlarm(Date.now() + BORROWING_ADJUSTMENT_PERIOD_MS);
-      }
+      await this.#armAlarm();
     });
   }
 
@@ -122,10 +130,22 @@ export class ControllerObject extends DurableObject<ApfBindings> {
    */
   async setConfiguration(source: ControllerConfigurationInput): Promise<StoredConfiguration> {
     await this.#ready;
-    return await this.#host.setConfiguration(source);
+    const stored = await this.#host.setConfiguration(source);
+    // A learned limit adjusts every sample window: the next alarm may be due sooner.
+    await this.#armAlarm();
+    return stored;
   }
 
-  /** Runs the borrowing adjustment now (what the alarm does every 10 s). */
+  /**
+   * The learned server concurrency limit's state (`"auto"`), or `null` for
+   * a static limit.
+   */
+  async adaptiveSnapshot(): Promise<GradientSnapshot | null> {
+    await this.#ready;
+    return this.#host.adaptiveSnapshot();
+  }
+
+  /** Runs the borrowing adjustment now (what the alarm does every 10 s, or every sample window). */
   async adjust(): Promise<BorrowingAdjustment> {
     await this.#ready;
     return await this.#host.adjust();
@@ -137,12 +157,19 @@ export class ControllerObject extends DurableObject<ApfBindings> {
     return this.#host.lastAdjustment;
   }
 
-  /** Adjusts, then sets the next alarm 10 s on. */
+  /** Adjusts, then sets the next alarm 10 s (with a learned limit: a sample window) on. */
   override async alarm(): Promise<void> {
     try {
       await this.adjust();
     } finally {
-      await this.ctx.storage.setAlarm(Date.now() + BORROWING_ADJUSTMENT_PERIOD_MS);
+      await this.ctx.storage.setAlarm(Date.now() + this.#host.adjustmentPeriodMs);
     }
+  }
+
+  /** An alarm within the adjustment period from now (an earlier one stays). */
+  async #armAlarm(): Promise<void> {
+    const at = Date.now() + this.#host.adjustmentPeriodMs;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import type { DurableObjectNamespace } from "./_workers_types.d.ts";
 import type { ControllerObject } from "./controller_object.ts";
 import type { PriorityLevelObject } from "./level_object.ts";
@@ -33,8 +34,19 @@ export interface ApfBindings {
    * when the controller starts after a deploy.
    */
   APF_CONFIG?: string | Record<string, unknown> | unknown[];
-  /** The server concurrency limit shared by every level (default 600). */
-  APF_SERVER_CONCURRENCY?: string;
+  /**
+   * The server concurrency limit shared by every level (default 600), or
+   * `"auto"`: learned from the latency of the seats the level objects hand
+   * out (`docs/adaptive.md`). A JSON object in `vars` is `auto` with the
+   * learning's options (`{ "min": 4, "max": 200, "sampleWindowMs": 2000 }`).
+   */
+  APF_SERVER_CONCURRENCY?: string | number | GradientControllerOptions;
+  /** With `APF_SERVER_CONCURRENCY=auto`: the lowest learned limit (default 3). */
+  APF_SERVER_CONCURRENCY_MIN?: string | number;
+  /** With `APF_SERVER_CONCURRENCY=auto`: the highest learned limit (default 1000). */
+  APF_SERVER_CONCURRENCY_MAX?: string | number;
+  /** With `APF_SERVER_CONCURRENCY=auto`: the limit learning starts from (default 20). */
+  APF_SERVER_CONCURRENCY_INITIAL?: string | number;
   /** `"true"`: merge `APF_CONFIG` with the mandatory built-in objects only (not the suggested ones). */
   APF_MANDATORY_ONLY?: string;
   /**

@@ -155,6 +155,8 @@ export class BudgetHolderObject extends DurableObject<ApfBindings> {
       }
       const holder = new BudgetHolder(configuration, {
         id: `holder-${this.ctx.id.toString()}`,
+        // A learned limit (`docs/adaptive.md`, "Shared seats"): each holder learns from its seats.
+        ...(stored.adaptive !== undefined && { serverConcurrencyLimit: stored.adaptive }),
         ...this.holderOptions(),
         store: levelObjectsBudgetStore(this.env.APF_LEVELS),
       });

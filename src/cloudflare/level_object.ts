@@ -21,6 +21,7 @@ import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts"
 import type { StoredLedger } from "../budgets/store.ts";
 import { parseLedger, readLedger } from "../budgets/ledger_schema.ts";
 import type { ClientConnection } from "../server/seat_server.ts";
+import type { LevelCollection } from "./_controller_host.ts";
 import type { SessionAdmission } from "../server/sessions.ts";
 import {
   LevelHost,
@@ -255,6 +256,16 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
   /** For the controller: the level's seat demand since the previous call. */
   collectSeatDemand(): SeatDemandReport[] {
     return this.#host.collectSeatDemand();
+  }
+
+  /**
+   * For the controller: the level's seat demand and, with a learned server
+   * concurrency limit, its seats' latency samples, since the previous call.
+   *
+   * @internal Called by the {@linkcode ControllerObject} over RPC.
+   */
+  collect(): LevelCollection {
+    return { demand: this.#host.collectSeatDemand(), samples: this.#host.collectSamples() };
   }
 
   /** The level's state (`dump_*`), or an empty snapshot before the object was configured. */

@@ -22,10 +22,14 @@ export {
   type WorkerCoordinatorOptions,
   type WorkerCoordinatorStats,
 } from "./coordinator.ts";
-export { configurationFromEnv, ControllerObject } from "./controller_object.ts";
+export { configurationFromEnv } from "./_controller_configuration.ts";
+export { ControllerObject } from "./controller_object.ts";
 export type { ApfBindings } from "./env.ts";
 export { type LevelAdmission, PriorityLevelObject, SeatTarget } from "./level_object.ts";
-export type { ControllerConfigurationInput, StoredConfiguration } from "./_controller_host.ts";
+export type {
+  ControllerConfigurationInput,
+  StoredConfiguration,
+} from "./_controller_configuration.ts";
 export type { SessionAdmission } from "../server/sessions.ts";
 export type {
   LevelHost,

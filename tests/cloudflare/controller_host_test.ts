@@ -36,10 +36,11 @@ function setup(options: { failing?: Set<string> } = {}) {
     return h;
   };
   const port = (name: string): LevelPort => ({
-    collectSeatDemand: () =>
-      options.failing?.has(name)
-        ? Promise.reject(new Error("overloaded"))
-        : Promise.resolve(host(name).collectSeatDemand()),
+    collect: () =>
+      options.failing?.has(name) ? Promise.reject(new Error("overloaded")) : Promise.resolve({
+        demand: host(name).collectSeatDemand(),
+        samples: host(name).collectSamples(),
+      }),
     update: (level, u) => {
       if (options.failing?.has(name)) return Promise.reject(new Error("overloaded"));
       host(level).update(level, u);
@@ -112,7 +113,7 @@ Deno.test("a stalled level object is given up on after the call timeout", async 
     clock,
     callTimeoutMs: 500,
     levels: () => ({
-      collectSeatDemand: () => new Promise(() => {}),
+      collect: () => new Promise(() => {}),
       update: () => new Promise(() => {}),
     }),
   });

@@ -170,3 +170,48 @@ Deno.test("WebSocket clients speak protocol v1 to the level object and hear new 
   host.close();
   assert.equal(levelOf(host).queueSet.seatsInUse, 0);
 });
+
+Deno.test("a learned server concurrency limit: the level serves at it live, and times its seats from dispatch to release", async () => {
+  const { clock, host, update } = setup();
+  update({ limits: { q: 1 }, serverConcurrencyLimit: 40 });
+  assert.equal(host.snapshot().serverConcurrencyLimit, 40, "the learned limit, not the wire's 10");
+  const at40 = levelOf(host).nominalLimit;
+  const a = await host.acquire(req);
+  assert.ok(a.admitted);
+  const waiting = host.acquire(req);
+  await settle(20);
+  clock.advance(10);
+  // A new learned limit (a limits-only update, as each window's): recomputed, nothing dropped.
+  update({ configuration: null, limits: { q: 1 }, serverConcurrencyLimit: 20 });
+  assert.equal(host.snapshot().serverConcurrencyLimit, 20);
+  assert.ok(levelOf(host).nominalLimit < at40, "NominalCL recomputed at the new limit");
+  assert.equal(levelOf(host).queueSet.waitingRequests, 1, "what waits still waits");
+  clock.advance(20);
+  host.release(a.seatId); // held 30 ms, measured here
+  const b = await waiting;
+  assert.ok(b.admitted && b.waitedMs === 30);
+  clock.advance(50);
+  host.release(b.seatId, 45); // the caller measured 45 ms: its measure wins
+  const c = await host.acquire(req);
+  assert.ok(c.admitted);
+  host.initialized(c.seatId); // long-running: no sample
+  clock.advance(5);
+  const collected = host.collectSamples()!;
+  assert.deepEqual(collected.samples, [
+    [55, 30, 40], // released 55 ms ago, 30 ms, dispatched at 40
+    [5, 45, 20], // its 30 ms in the queue not counted; dispatched at 20
+  ]);
+  assert.equal(collected.released, 2);
+  assert.equal(collected.peakDemand, 1, "b still waited for its seat when a went back");
+  assert.deepEqual(host.collectSamples(), { samples: [], released: 0, peakDemand: 0 });
+
+  // A static limit again (a configuration without one): no sampling.
+  update({ version: 2, configuration: wire(), limits: { q: 2 } });
+  assert.equal(host.snapshot().serverConcurrencyLimit, 10);
+  assert.equal(host.collectSamples(), null);
+  assert.throws(
+    () => update({ version: 2, configuration: null, serverConcurrencyLimit: 0 }),
+    /learned server concurrency limit: it must be a positive integer, got 0/,
+  );
+  host.close();
+});

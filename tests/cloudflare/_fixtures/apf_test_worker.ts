@@ -4,12 +4,15 @@
  * for a seat and goes away without waiting for the answer, and one that
  * takes a seat of `tenants` from the budget holder object of `?region=`
  * (seat budgets, the level objects keeping the ledgers) and holds it
- * `?ms=`.
+ * `?ms=`, and `/test/upstream`: behind its own `apf()`, an upstream of
+ * `?workers=` workers (default 4) taking `?ms=` (default 50) each, for the
+ * learned server concurrency limit.
  *
  * @module
  */
 
 import { Hono } from "hono";
+import { apf, type ApfEnv } from "../../../src/hono/mod.ts";
 import example from "../../../examples/cloudflare_worker/src/index.ts";
 import {
   type ApfBindings,
@@ -42,7 +45,7 @@ const request = (user: string) => ({
   distinguisher: user,
 });
 
-const app = new Hono<{ Bindings: ApfBindings }>();
+const app = new Hono<{ Bindings: ApfBindings } & ApfEnv>();
 app.get("/test/forget", async (c) => {
   coordinator ??= cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER);
   const a = await coordinator.acquire(request(c.req.query("user") ?? "forgetful"));
@@ -76,6 +79,32 @@ app.get("/test/budget", async (c) => {
     a.seat.release();
   }
   return c.json({ admitted: true, peak });
+});
+
+let upstreamLimiter: ReturnType<typeof apf<{ Bindings: ApfBindings } & ApfEnv>> | undefined;
+let inUpstream = 0;
+app.use("/test/upstream", (c, next) => {
+  upstreamLimiter ??= apf({
+    coordinator: cloudflareCoordinator(c.env.APF_LEVELS, c.env.APF_CONTROLLER),
+    identify: (r) => ({
+      name: new URL(r.url).searchParams.get("user") ?? "upstream",
+      groups: ["system:authenticated"],
+    }),
+  });
+  return upstreamLimiter(c, next);
+});
+app.get("/test/upstream", async (c) => {
+  // Its workers share their time: n requests in `workers` workers take n / workers times as long.
+  // (A request may not wait for another's promise in workerd: it would count as hung.)
+  const workers = Number(c.req.query("workers") ?? 4);
+  inUpstream++;
+  try {
+    const ms = Number(c.req.query("ms") ?? 50) * Math.max(1, inUpstream / workers);
+    await new Promise((r) => setTimeout(r, ms));
+  } finally {
+    inUpstream--;
+  }
+  return c.json({ ok: true });
 });
 app.route("/", example);
 
