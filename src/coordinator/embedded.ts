@@ -106,6 +106,8 @@ export class EmbeddedCoordinator implements Coordinator {
   #served: ReadonlySet<string> | null;
   #external: boolean;
   #init: { [K in keyof StartRequestInit]: StartRequestInit[K] | undefined } = {};
+  #lastName: string | undefined = undefined;
+  #lastLevel: Level | undefined = undefined;
 
   /**
    * Starts serving `config`; the first borrowing allocation runs at once and
@@ -198,7 +200,16 @@ export class EmbeddedCoordinator implements Coordinator {
       throw e;
     }
     const name = request.priorityLevel;
-    const level = this.#closed ? undefined : this.#levels.get(name);
+    // Requests in a row mostly go to one level: the last one found is kept (forgotten when the
+    // levels change and on close).
+    let level = this.#lastLevel;
+    if (name !== this.#lastName) {
+      level = this.#closed ? undefined : this.#levels.get(name);
+      if (level !== undefined) {
+        this.#lastName = name;
+        this.#lastLevel = level;
+      }
+    }
     if (level === undefined) {
       const rejected = this.#rejection(name, "unavailable");
       return wrap ? Promise.resolve(rejected) : rejected;
@@ -382,6 +393,7 @@ export class EmbeddedCoordinator implements Coordinator {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#lastName = this.#lastLevel = undefined;
     this.#timer?.cancel();
     this.#timer = null;
     for (const level of this.#levels.values()) level.queueSet.close();
@@ -445,6 +457,7 @@ export class EmbeddedCoordinator implements Coordinator {
     });
     for (const [name, old] of this.#levels) if (!levels.has(name)) old.queueSet.close();
     this.#levels = levels;
+    this.#lastName = this.#lastLevel = undefined;
     this.#config = next;
     this.#nominalSum = limits.reduce((sum, l) => sum + l.nominal, 0);
     this.#adjust(changes);

@@ -36,20 +36,22 @@ interface Waiter {
 
 /** A request: record, FIFO node, timer-heap entry and public handle in one object. */
 export class Req implements QueueSetRequest {
-  owner: RequestOwner;
+  // The fields the constructor sets are `declare`d: a class field would first be defined as
+  // `undefined`, leaving a number field generic (a new heap number at every store).
+  declare owner: RequestOwner;
   queue: Queue | null = null;
   prev: Req | null = null;
   next: Req | null = null;
   phase = WAITING;
   decision: Decision | null = null;
-  initialSeats: number;
-  finalSeats: number;
+  declare initialSeats: number;
+  declare finalSeats: number;
   /** max(initialSeats, finalSeats): held for the whole life of the request. */
-  maxSeats: number;
-  additionalLatencyMs: number;
+  declare maxSeats: number;
+  declare additionalLatencyMs: number;
   /** initialSeats·G + finalSeats·additionalLatency, in seat-seconds units. */
   totalWork = 0;
-  arrivalMs: number;
+  declare arrivalMs: number;
   arrivalR = 0;
   startMs = NaN;
   /** Clock time of this request's pending timer (wait deadline or end of lingering). */
@@ -59,7 +61,7 @@ export class Req implements QueueSetRequest {
   signal: AbortSignal | null = null;
   onDecision: ((request: QueueSetRequest) => void) | null = null;
   waiter: Waiter | null = null;
-  descriptor: RequestDescriptor;
+  declare descriptor: RequestDescriptor;
 
   constructor(
     owner: RequestOwner,

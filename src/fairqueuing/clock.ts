@@ -87,9 +87,17 @@ export interface TimerHost {
  * ```
  */
 export function hostClock(host: TimerHost): Clock {
+  return clockOn(host, () => host.now());
+}
+
+/**
+ * {@linkcode hostClock} with its `now` given apart, so that the system clock's reads
+ * `performance.now()` without a call in between.
+ */
+function clockOn(host: TimerHost, now: () => number): Clock {
   const wallNow = host.wallNow;
   return {
-    now: () => host.now(),
+    now,
     ...(wallNow !== undefined && { wallNow: () => wallNow.call(host) }),
     setTimer(delayMs: number, callback: () => void): Timer {
       const dueAt = host.now() + (delayMs > 0 ? delayMs : 0);
@@ -106,6 +114,14 @@ export function hostClock(host: TimerHost): Clock {
   };
 }
 
+/** The real host: `performance.now()`, `Date.now()`, `setTimeout`. */
+const systemHost: TimerHost = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /**
  * The real clock: `performance.now()` and `setTimeout`. Timers keep the
  * process alive until they fire or are cancelled. Delays may be fractional
@@ -119,12 +135,7 @@ export function hostClock(host: TimerHost): Clock {
  * timer.cancel();
  * ```
  */
-export const systemClock: Clock = hostClock({
-  now: () => performance.now(),
-  wallNow: () => Date.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-});
+export const systemClock: Clock = clockOn(systemHost, systemHost.now);
 
 /** One scheduled callback of the fake clock. */
 class FakeTimer implements Timer {

@@ -45,7 +45,9 @@ export interface IntegratorResults {
  */
 export class Integrator {
   #clock: Clock;
-  #last: number;
+  // A number from the start (not `undefined` until the constructor), so that storing the time
+  // allocates nothing.
+  #last = 0;
   #x = 0;
   #duration = 0;
   #sum = 0;

@@ -76,7 +76,12 @@ import {
 } from "./_queue.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { Integrator, type IntegratorResults } from "./integrator.ts";
-import { resolveConfig, type ResolvedConfig, resolveWork } from "./queue_set_config.ts";
+import {
+  DEFAULT_WORK,
+  resolveConfig,
+  type ResolvedConfig,
+  resolveWork,
+} from "./queue_set_config.ts";
 import {
   durationPerSeatMs,
   seatSecondsToFloat,
@@ -95,7 +100,7 @@ import type {
   SnapshotOptions,
   StartRequestInit,
 } from "./types.ts";
-import { checkNumber } from "../_shared/errors.ts";
+import { checkNumber, valueError } from "../_shared/errors.ts";
 
 /** `G`: the execution time assumed for every request until it finishes (Kubernetes: 3 ms). */
 export const ESTIMATED_SERVICE_DURATION_MS = 3;
@@ -235,7 +240,11 @@ export class QueueSet {
   #tree = new DispatchTree(0);
   #hand: Int32Array = new Int32Array(0);
   #currentR = 0;
-  #lastRealTime: number;
+  /**
+   * Initialized here, not left to the constructor: a field declared without a value starts as
+   * `undefined`, and then every time stored in it would be a new heap number.
+   */
+  #lastRealTime = 0;
   #robinIndex = 0;
   #enqueues = 0;
   #totWaiting = 0;
@@ -266,7 +275,8 @@ export class QueueSet {
   #decided: Req[] = [];
   #notifying = false;
   #owner: RequestOwner;
-  #observer: SafeObserver;
+  /** Null without an observer: every request then skips five calls of a no-op. */
+  #observer: SafeObserver | null;
   #onError: (error: unknown) => void;
   /** Requests executing without a queue (exempt and reject sets). */
   #unqueued: ExecutingHolder = { executingHead: null };
@@ -296,7 +306,9 @@ export class QueueSet {
     this.#lastRealTime = this.#clock.now();
     this.#demand = new Integrator(this.#clock);
     this.#onError = options.onError ?? logCallbackError;
-    this.#observer = safeObserver(options.observer, this.#onError);
+    this.#observer = options.observer === undefined
+      ? null
+      : safeObserver(options.observer, this.#onError);
     this.#owner = {
       finish: (r, executionMs) => this.#finishRequest(r, executionMs),
       reject: (r, reason) => this.#rejectWaiting(r, reason),
@@ -360,13 +372,15 @@ export class QueueSet {
         `Cannot start a request: queue set ${JSON.stringify(this.name)} is closed`,
       );
     }
-    const work = resolveWork(init.work);
+    // Most requests give no estimate: resolveWork is then left out of this hot function.
+    const given = init.work;
+    const work = given === undefined ? DEFAULT_WORK : resolveWork(given);
     const waitLimitMs = init.waitLimitMs;
-    if (waitLimitMs !== undefined) {
-      checkNumber(
+    // Checked inline, not with checkNumber's closures: this runs for every request.
+    if (waitLimitMs !== undefined && !(typeof waitLimitMs === "number" && waitLimitMs >= 0)) {
+      throw valueError(
         waitLimitMs,
-        (ms) => ms >= 0,
-        () => `Cannot start a request: waitLimitMs must be a number >= 0, got ${waitLimitMs}`,
+        `Cannot start a request: waitLimitMs must be a number >= 0, got ${waitLimitMs}`,
       );
     }
     const signal = init.signal ?? null;
@@ -657,6 +671,11 @@ export class QueueSet {
       ? dealer.dealIntoHand(hash, this.#hand)
       : dealer.dealIntoHandFromHalves(hash.hi, hash.lo, this.#hand);
     this.#enqueues++;
+    return this.#leastWork(hand, n, offset);
+  }
+
+  /** The queue of `hand` (`n` cards) with the least waiting work, from `offset`, first on ties. */
+  #leastWork(hand: Int32Array, n: number, offset: number): number {
     let best = -1, min = Infinity;
     for (let i = 0; i < n; i++) {
       const qi = hand[(offset + i) % n]!;
@@ -676,7 +695,7 @@ export class QueueSet {
     }
     r.queue = q;
     q.push(r);
-    this.#observer.enqueued(r, q.waiting);
+    this.#observer?.enqueued(r, q.waiting);
     this.#seatsRequested += r.maxSeats;
     this.#totWaiting++;
     this.#totSeatsWaiting += r.maxSeats;
@@ -696,7 +715,7 @@ export class QueueSet {
     r.queue = q;
     // Anti-windup with r as the head (#bound).
     if (q.nextDispatchR < r.arrivalR) q.nextDispatchR = r.arrivalR;
-    this.#observer.enqueued(r, 1);
+    this.#observer?.enqueued(r, 1);
     this.#startExecuting(r, q);
   }
 
@@ -802,14 +821,7 @@ export class QueueSet {
   /** Starts a request that just left (or skipped) queue `q` (Kubernetes: `dispatchLocked`). */
   #startExecuting(r: Req, q: Queue): void {
     const cl = this.#cfg.concurrencyLimit;
-    if (r.finalSeats > cl && this.#cfg.desiredQueues >= 0) {
-      // Cap the final phase to the limit, preserving its work (Kubernetes:
-      // `findDispatchQueueToBoundLocked`).
-      const finalWork = seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
-      r.finalSeats = cl;
-      r.additionalLatencyMs = durationPerSeatMs(finalWork, cl);
-      r.maxSeats = r.initialSeats > cl ? r.initialSeats : cl;
-    }
+    if (r.finalSeats > cl && this.#cfg.desiredQueues >= 0) capFinalSeats(r, cl);
     this.#robinIndex = q.index;
     r.phase = EXECUTING;
     linkExecuting(q, r);
@@ -843,12 +855,13 @@ export class QueueSet {
 
   #finishRequest(r: Req, executionMs: number | undefined): boolean {
     if (r.phase !== EXECUTING) return false;
-    if (executionMs !== undefined) {
-      checkNumber(
+    if (
+      executionMs !== undefined &&
+      !(typeof executionMs === "number" && executionMs >= 0 && executionMs < Infinity)
+    ) {
+      throw valueError(
         executionMs,
-        (ms) => ms >= 0 && ms < Infinity,
-        () =>
-          `Cannot finish a request: executionMs must be a finite number >= 0, got ${executionMs}`,
+        `Cannot finish a request: executionMs must be a finite number >= 0, got ${executionMs}`,
       );
     }
     this.#syncTime();
@@ -864,7 +877,7 @@ export class QueueSet {
       q.nextDispatchR -= seatsTimesDuration(r.initialSeats, this.#g - s);
       this.#bound(q);
     }
-    this.#observer.finished(r, s);
+    this.#observer?.finished(r, s);
     if (r.additionalLatencyMs > 0 && !this.#closed) {
       // KEP-1040, LIST/WATCH: final seats stay occupied for the additional latency.
       r.phase = LINGERING;
@@ -882,7 +895,7 @@ export class QueueSet {
   #releaseSeats(r: Req): void {
     r.phase = DONE;
     this.#totSeatsInUse -= r.maxSeats;
-    this.#observer.released(r, r.maxSeats);
+    this.#observer?.released(r, r.maxSeats);
     const q = r.queue;
     if (q === null) return;
     q.seatsInUse -= r.maxSeats;
@@ -974,9 +987,9 @@ export class QueueSet {
     if (decision !== "execute") {
       r.phase = DONE;
       this.#rejected[decision]++;
-      this.#observer.rejected(r, decision, waited, r.queue !== null);
+      this.#observer?.rejected(r, decision, waited, r.queue !== null);
     } else {
-      this.#observer.dispatched(r, waited);
+      this.#observer?.dispatched(r, waited);
     }
     if (r.onDecision !== null || r.waiter !== null) this.#decided.push(r);
   }
@@ -985,7 +998,11 @@ export class QueueSet {
   #afterOperation(): void {
     const demand = this.#totSeatsInUse + this.#totSeatsWaiting;
     if (demand !== this.#demand.value) this.#demand.set(demand, this.#lastRealTime);
-    if (this.#notifying || this.#decided.length === 0) return;
+    // The telling is a function of its own, so that this one stays small enough to inline.
+    if (!this.#notifying && this.#decided.length !== 0) this.#notify();
+  }
+
+  #notify(): void {
     this.#notifying = true;
     const decided = this.#decided;
     try {
@@ -1024,6 +1041,17 @@ export class QueueSet {
     this.#tree.resize(this.#queues.length);
     for (const q of this.#queues) if (q.head !== null) this.#bound(q);
   }
+}
+
+/**
+ * Caps the final phase of `r` to `limit` seats, preserving its work (Kubernetes:
+ * `findDispatchQueueToBoundLocked`). Out of line: it is rare, and its caller is hot.
+ */
+function capFinalSeats(r: Req, limit: number): void {
+  const finalWork = seatsTimesDuration(r.finalSeats, r.additionalLatencyMs);
+  r.finalSeats = limit;
+  r.additionalLatencyMs = durationPerSeatMs(finalWork, limit);
+  r.maxSeats = r.initialSeats > limit ? r.initialSeats : limit;
 }
 
 function checkLimit(name: string, limit: number): void {

@@ -137,7 +137,12 @@ export interface ResolvedWork {
   additionalLatencyMs: number;
 }
 
-const DEFAULT_WORK: ResolvedWork = { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 };
+/** The work of a request without an estimate: one seat, no final phase. */
+export const DEFAULT_WORK: ResolvedWork = {
+  initialSeats: 1,
+  finalSeats: 0,
+  additionalLatencyMs: 0,
+};
 
 /**
  * Validates a work estimate, filling in the defaults.

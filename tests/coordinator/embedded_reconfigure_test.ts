@@ -148,6 +148,30 @@ Deno.test("EmbeddedCoordinator: a removed level drains with its share, then goes
   assertIdle(c.snapshot());
 });
 
+Deno.test("EmbeddedCoordinator: a level used then removed idle is unavailable at once", async () => {
+  const clock = new FakeEventClock();
+  using c = new EmbeddedCoordinator(config(), { clock });
+  const first = await c.acquire({ priorityLevel: "b", flowSchema: "fs" });
+  assert.ok(first.admitted);
+  first.seat.release();
+  c.configure(config({}, ["b"]));
+  assert.equal(level(c, "b"), undefined);
+  assert.deepEqual(
+    await c.acquire({ priorityLevel: "b", flowSchema: "fs" }),
+    { admitted: false, reason: "unavailable", retryAfterSeconds: 1 },
+  );
+  c.configure(config());
+  const back = await c.acquire({ priorityLevel: "b", flowSchema: "fs" });
+  assert.ok(back.admitted, "served by the level added again");
+  back.seat.release();
+  assert.equal(usage(c, "b").executing, 0);
+  c.close();
+  assert.deepEqual(
+    await c.acquire({ priorityLevel: "b", flowSchema: "fs" }),
+    { admitted: false, reason: "unavailable", retryAfterSeconds: 1 },
+  );
+});
+
 Deno.test("EmbeddedCoordinator: a removed level whose last waiter times out goes", async () => {
   const clock = new FakeEventClock();
   // b has no share: NominalCL 0, so its queue never dispatches.

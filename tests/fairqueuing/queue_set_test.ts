@@ -294,6 +294,38 @@ Deno.test("shuffle sharding picks the hand's queue with least waiting work, rota
   assert.equal(waiting[h1!], 2);
 });
 
+Deno.test("a flow arriving to empty queues gets its hand's card at the rotating offset", () => {
+  const { qs } = makeSet(queuing(4, 64, 10, 3));
+  const hi = 0x9e3779b9, lo = 0x7f4a7c15;
+  const hand = new Dealer(64, 3).dealIntoHandFromHalves(hi, lo);
+  const other = { hi: 1, lo: 2 };
+  const placed: number[] = [];
+  // The same flow again and again, then after another flow's deal.
+  for (const hash of [{ hi, lo }, { hi, lo }, { hi, lo }, { hi, lo }, other, { hi, lo }]) {
+    const r = qs.startRequest({ hash });
+    assert.equal(r.decision, "execute");
+    if (hash !== other) placed.push(r.queueIndex);
+    r.finish();
+  }
+  // Offsets 0, 1, 2, 0, (1: the other flow), 2.
+  assert.deepEqual(placed, [hand[0], hand[1], hand[2], hand[0], hand[2]]);
+});
+
+Deno.test("a flow's hand is dealt again when a reconfiguration changes the deck", () => {
+  const { qs } = makeSet(queuing(4, 8, 10, 2));
+  const hash = { hi: 0, lo: 1234567 };
+  const before = new Dealer(8, 2).dealIntoHandFromHalves(hash.hi, hash.lo);
+  const after = new Dealer(32, 2).dealIntoHandFromHalves(hash.hi, hash.lo);
+  assert.notEqual(before[1], after[1], "the test needs a hash whose hands differ");
+  const first = qs.startRequest({ hash });
+  assert.equal(first.queueIndex, before[0]);
+  first.finish();
+  qs.configure(queuing(4, 32, 10, 2));
+  const second = qs.startRequest({ hash });
+  assert.equal(second.queueIndex, after[1]);
+  second.finish();
+});
+
 Deno.test("seat demand integrates seats in use plus seats waiting", () => {
   const { qs, clock } = makeSet(queuing(2, 1, 5, 1));
   const a = qs.startRequest({ work: { initialSeats: 1 } });
