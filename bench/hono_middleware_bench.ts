@@ -11,7 +11,12 @@
  *
  * With `APF_BASELINE=<dir>` (another checkout, e.g. from `git archive`), its
  * `apf()` runs too, in the same rounds, to measure a change against what it
- * replaces.
+ * replaces. Two copies of the middleware in one process are not measured
+ * alike (the same code loaded twice differed by a fifth on 2026-11-28, the
+ * copy loaded second being the slower), so `APF_DIR=<dir>` instead
+ * makes the process measure that checkout's `apf()` alone: run it and this
+ * checkout in alternate processes, and compare each to its own process's
+ * `hdrafter`.
  *
  * Run: `deno run --allow-read --allow-env bench/hono_middleware_bench.ts`.
  *
@@ -19,7 +24,12 @@
  */
 
 import { Context, type MiddlewareHandler } from "hono";
-import { apf } from "../src/hono/mod.ts";
+import { apf as apfHere } from "../src/hono/mod.ts";
+
+const apfDir = Deno.env.get("APF_DIR");
+const apf: typeof apfHere = apfDir === undefined
+  ? apfHere
+  : (await import(`${apfDir}/src/hono/mod.ts`)).apf;
 
 const ROUNDS = 51;
 const BATCH = 20_000;

@@ -7,6 +7,8 @@
 #
 # Usage: bench/hono_wrk.sh [rounds=5] [seconds=10] [connections=16] [variants="bare noop apf ratelimit"]
 # Extra server flags (e.g. --cpu-prof) via SERVER_FLAGS; REFERENCE=<variant> adds paired ratios to it.
+# The TSV's last column is the server process's CPU time (user + system, every thread) per
+# request during the round, in µs: steadier than req/s when other work shares the cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -21,7 +23,7 @@ cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done;
 trap cleanup EXIT
 
 i=0
-declare -A port
+declare -A port pid
 for v in "${variants[@]}"; do
   port[$v]=$((base_port + i))
   i=$((i + 1))
@@ -29,20 +31,29 @@ for v in "${variants[@]}"; do
   deno run --allow-net=127.0.0.1 --allow-env --allow-read ${SERVER_FLAGS:-} \
     bench/hono_wrk_server.ts "$v" "${port[$v]}" >/dev/null &
   pids+=($!)
+  pid[$v]=$!
 done
+# CPU time of a process in clock ticks: utime + stime, fields 14 and 15 of /proc/<pid>/stat
+# (after the command name, which is in parentheses and may hold spaces).
+cpu_ticks() { local s; s=$(<"/proc/$1/stat"); s=${s##*) }; read -r -a f <<<"$s"; echo $((f[11] + f[12])); }
+hz=$(getconf CLK_TCK)
 for v in "${variants[@]}"; do
   until curl -sf "http://127.0.0.1:${port[$v]}/" >/dev/null; do sleep 0.2; done
   taskset -c 1 wrk -t1 -c"$conns" -d3s "http://127.0.0.1:${port[$v]}/" >/dev/null # warm-up
 done
 
-echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us" | tee "$out"
+echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us\tcpu_us_per_req" | tee "$out"
 for r in $(seq 1 "$rounds"); do
   for v in "${variants[@]}"; do
-    taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "http://127.0.0.1:${port[$v]}/" |
-      awk -v r="$r" -v v="$v" '
+    before=$(cpu_ticks "${pid[$v]}")
+    report=$(taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "http://127.0.0.1:${port[$v]}/")
+    after=$(cpu_ticks "${pid[$v]}")
+    awk -v r="$r" -v v="$v" -v ticks=$((after - before)) -v hz="$hz" '
         function us(s) { if (s ~ /us$/) return s + 0; if (s ~ /ms$/) return s * 1000; return s * 1e6 }
         /^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) } /^Requests\/sec/ { rps = $2 }
-        END { printf "%s\t%s\t%s\t%s\t%s\n", r, v, rps, p50, p99 }' | tee -a "$out"
+        / requests in / { n = $1 }
+        END { printf "%s\t%s\t%s\t%s\t%s\t%.2f\n", r, v, rps, p50, p99, ticks / hz * 1e6 / n }' \
+      <<<"$report" | tee -a "$out"
   done
 done
 deno run --allow-read bench/hono_wrk_summary.ts "$out" ${REFERENCE:-}

@@ -66,6 +66,20 @@ export const IDENTITY_LIMITS: Readonly<{
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Whether `value` holds a control character: {@linkcode CONTROL}, by a loop for the short
+ * names of nearly every request (a regular expression's call costs more than their few
+ * characters), by the expression for long ones.
+ */
+function hasControl(value: string): boolean {
+  if (value.length > 64) return CONTROL.test(value);
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
+
 function checkText(what: string, value: unknown, max: number): string {
   if (typeof value !== "string") {
     throw new IdentityError(
@@ -77,7 +91,7 @@ function checkText(what: string, value: unknown, max: number): string {
       `Cannot accept identity: ${what} is ${value.length} characters long (limit ${max})`,
     );
   }
-  if (CONTROL.test(value)) {
+  if (hasControl(value)) {
     throw new IdentityError(
       `Cannot accept identity: ${what} ${JSON.stringify(value)} contains control characters`,
     );
@@ -117,18 +131,28 @@ export function normalizeUser(input: IdentityInput | undefined | null): UserInfo
       `Cannot accept identity: ${given.length} groups (limit ${IDENTITY_LIMITS.groups})`,
     );
   }
-  const groups: string[] = [];
-  for (const g of given) {
-    const group = checkText("group name", g, IDENTITY_LIMITS.groupLength);
-    if (group !== "" && !groups.includes(group)) groups.push(group);
-  }
+  const count = given.length;
   // Kubernetes' AuthenticatedGroupAdder: anonymous and unauthenticated users are left alone.
-  if (
-    name !== ANONYMOUS_USER && !groups.includes(AUTHENTICATED_GROUP) &&
-    !groups.includes(UNAUTHENTICATED_GROUP)
-  ) {
-    groups.push(AUTHENTICATED_GROUP);
+  let adds = name !== ANONYMOUS_USER;
+  let kept = true; // no empty group, no repeat: the list is copied as it is
+  for (let i = 0; i < count; i++) {
+    const group = checkText("group name", given[i], IDENTITY_LIMITS.groupLength);
+    if (group === AUTHENTICATED_GROUP || group === UNAUTHENTICATED_GROUP) adds = false;
+    if (group === "" || (kept && i > 0 && given.indexOf(group) < i)) kept = false;
   }
+  let groups: string[];
+  if (kept) {
+    // Sized once: pushing onto an empty array costs a second allocation as it grows.
+    groups = new Array<string>(adds ? count + 1 : count);
+    for (let i = 0; i < count; i++) groups[i] = given[i]!;
+  } else {
+    groups = [];
+    for (let i = 0; i < count; i++) {
+      const group = given[i]!;
+      if (group !== "" && !groups.includes(group)) groups.push(group);
+    }
+  }
+  if (adds) groups[kept ? count : groups.length] = AUTHENTICATED_GROUP;
   const user: UserInfo = { name, groups };
   if (input.uid !== undefined && input.uid !== "") {
     user.uid = checkText("uid", input.uid, IDENTITY_LIMITS.nameLength);

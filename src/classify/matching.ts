@@ -78,7 +78,18 @@ export interface CompiledSubject {
   subject: Subject;
   /** `system:serviceaccount:<ns>:` for service-account subjects. */
   head: string;
+  /**
+   * What the subject names, read without the subject's own objects (whose
+   * shapes differ by kind): {@linkcode USER}, {@linkcode GROUP},
+   * {@linkcode SERVICE_ACCOUNT}, or {@linkcode NOBODY} for a subject that
+   * names nobody (a kind without its member).
+   */
+  kind: number;
+  /** The user, group or service-account name (`*` for any). */
+  name: string;
 }
+
+const USER = 0, GROUP = 1, SERVICE_ACCOUNT = 2, NOBODY = 3;
 
 /** One `PolicyRulesWithSubjects`, prepared for matching. */
 export interface CompiledRules {
@@ -108,25 +119,39 @@ export function subjectMatches(subject: Subject, user: UserInfo): boolean {
 
 function compileSubject(subject: Subject): CompiledSubject {
   const ns = subject.serviceAccount?.namespace;
-  return { subject, head: ns === undefined ? "" : `${SERVICE_ACCOUNT_PREFIX}${ns}:` };
-}
-
-function compiledSubjectMatches({ subject, head }: CompiledSubject, user: UserInfo): boolean {
+  const head = ns === undefined ? "" : `${SERVICE_ACCOUNT_PREFIX}${ns}:`;
   switch (subject.kind) {
     case "User":
-      return subject.user !== undefined &&
-        (subject.user.name === "*" || subject.user.name === user.name);
+      if (subject.user !== undefined) {
+        return { subject, head, kind: USER, name: subject.user.name };
+      }
+      break;
     case "Group":
-      return subject.group !== undefined &&
-        (subject.group.name === "*" || user.groups.includes(subject.group.name));
-    case "ServiceAccount": {
-      const sa = subject.serviceAccount;
-      if (sa === undefined) return false;
-      const name = user.name;
-      if (!name.startsWith(head)) return false;
+      if (subject.group !== undefined) {
+        return { subject, head, kind: GROUP, name: subject.group.name };
+      }
+      break;
+    case "ServiceAccount":
+      if (subject.serviceAccount !== undefined) {
+        return { subject, head, kind: SERVICE_ACCOUNT, name: subject.serviceAccount.name };
+      }
+      break;
+  }
+  return { subject, head, kind: NOBODY, name: "" };
+}
+
+function compiledSubjectMatches({ kind, name, head }: CompiledSubject, user: UserInfo): boolean {
+  switch (kind) {
+    case USER:
+      return name === "*" || name === user.name;
+    case GROUP:
+      return name === "*" || user.groups.includes(name);
+    case SERVICE_ACCOUNT: {
+      const userName = user.name;
+      if (!userName.startsWith(head)) return false;
       // Name `*` matches any remainder, even an empty one.
-      return sa.name === "*" ||
-        (name.length - head.length === sa.name.length && name.endsWith(sa.name));
+      return name === "*" ||
+        (userName.length - head.length === name.length && userName.endsWith(name));
     }
     default:
       return false;

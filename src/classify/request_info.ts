@@ -394,32 +394,46 @@ function buildInfo(
   };
 }
 
-const LOWER_METHODS = new Map([
-  ["GET", "get"],
-  ["HEAD", "head"],
-  ["POST", "post"],
-  ["PUT", "put"],
-  ["PATCH", "patch"],
-  ["DELETE", "delete"],
-  ["OPTIONS", "options"],
-]);
-
+// The common methods by a switch: a server's method string is often a new one per request,
+// which a Map would hash before finding it.
 function lowerMethod(method: string): string {
-  return LOWER_METHODS.get(method) ?? method.toLowerCase();
+  switch (method) {
+    case "GET":
+      return "get";
+    case "POST":
+      return "post";
+    case "PUT":
+      return "put";
+    case "PATCH":
+      return "patch";
+    case "DELETE":
+      return "delete";
+    case "HEAD":
+      return "head";
+    case "OPTIONS":
+      return "options";
+    default:
+      return method.toLowerCase();
+  }
 }
 
 // Go compares the method case-sensitively: "get" is not GET and maps to "".
-const KUBERNETES_VERBS = new Map([
-  ["POST", "create"],
-  ["GET", "get"],
-  ["HEAD", "get"],
-  ["PUT", "update"],
-  ["PATCH", "patch"],
-  ["DELETE", "delete"],
-]);
-
 function kubernetesVerb(method: string): string {
-  return KUBERNETES_VERBS.get(method) ?? "";
+  switch (method) {
+    case "GET":
+    case "HEAD":
+      return "get";
+    case "POST":
+      return "create";
+    case "PUT":
+      return "update";
+    case "PATCH":
+      return "patch";
+    case "DELETE":
+      return "delete";
+    default:
+      return "";
+  }
 }
 
 function checkPrefixes(option: string, prefixes: readonly string[]): readonly string[] {

@@ -66,8 +66,9 @@ export function mutableHeaderList(headers: Headers): [string, string][] | null {
 }
 
 /** Whether header name `name` is `lowerName` (lower case) in any case, without a lower-cased copy. */
-function sameName(name: string, lowerName: string): boolean {
+export function sameName(name: string, lowerName: string): boolean {
   if (name.length !== lowerName.length) return false;
+  if (name === lowerName) return true;
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
     // Header names are tokens (ASCII): only A-Z differ from their lower case.

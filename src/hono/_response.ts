@@ -6,7 +6,7 @@
  */
 
 import type { Classification } from "../classify/classifier.ts";
-import { isPlainConstant, isPlainValue, listHas, mutableHeaderList } from "./_header_list.ts";
+import { isPlainConstant, isPlainValue, mutableHeaderList, sameName } from "./_header_list.ts";
 
 /** Header naming the FlowSchema (its UID) that classified the request. */
 export const FLOW_SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID";
@@ -53,16 +53,51 @@ export function withApfHeaders(
   c: Classification,
   serverTiming?: string,
 ): Response {
+  return addApfHeaders(
+    response,
+    response.headers,
+    c,
+    serverTiming,
+    serverTiming === undefined || isPlainValue(serverTiming),
+  );
+}
+
+/** The `Server-Timing` entry of a request that waited `waitedMs` in a queue. */
+function serverTimingOf(waitedMs: number): string {
+  // A number's text is visible ASCII (digits, ".", "e", "+", "-", NaN, Infinity): a plain value.
+  return waitedMs === 0 ? NO_WAIT : `apf;dur=${waitedMs}`;
+}
+const NO_WAIT = "apf;dur=0";
+
+/**
+ * {@linkcode withApfHeaders} for the response to an admitted request, whose
+ * `headers` the caller has read already, with {@linkcode serverTimingOf}
+ * its wait.
+ */
+export function withAdmittedHeaders(
+  response: Response,
+  headers: Headers,
+  c: Classification,
+  waitedMs: number,
+): Response {
+  return addApfHeaders(response, headers, c, serverTimingOf(waitedMs), true);
+}
+
+function addApfHeaders(
+  response: Response,
+  headers: Headers,
+  c: Classification,
+  serverTiming: string | undefined,
+  plainTiming: boolean,
+): Response {
   const flowSchemaUid = c.flowSchema.uid, priorityLevelUid = c.priorityLevel.uid;
   // The common case, without the runtime's per-character checks: the response's own headers,
   // none of these three set yet, values that set() would keep as they are. The same pairs end
   // up in the same list as with set() and append().
-  const list = mutableHeaderList(response.headers);
+  const list = mutableHeaderList(headers);
   if (
-    list !== null && isPlainConstant(flowSchemaUid) && isPlainConstant(priorityLevelUid) &&
-    !listHas(list, FLOW_SCHEMA_UID_LOWER) && !listHas(list, PRIORITY_LEVEL_UID_LOWER) &&
-    (serverTiming === undefined ||
-      (isPlainValue(serverTiming) && !listHas(list, SERVER_TIMING_LOWER)))
+    list !== null && plainTiming && isPlainConstant(flowSchemaUid) &&
+    isPlainConstant(priorityLevelUid) && !hasApfHeader(list, serverTiming !== undefined)
   ) {
     list.push([FLOW_SCHEMA_UID_HEADER, flowSchemaUid], [
       PRIORITY_LEVEL_UID_HEADER,
@@ -78,16 +113,34 @@ export function withApfHeaders(
     out = new Response(response.body, response);
     out.headers.set(FLOW_SCHEMA_UID_HEADER, c.flowSchema.uid);
   }
-  const headers = out.headers;
-  headers.set(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.uid);
-  if (serverTiming !== undefined) headers.append(SERVER_TIMING_HEADER, serverTiming);
+  const outHeaders = out.headers;
+  outHeaders.set(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.uid);
+  if (serverTiming !== undefined) outHeaders.append(SERVER_TIMING_HEADER, serverTiming);
   return out;
+}
+
+/** Whether `list` names a UID header (or, with `timing`, `Server-Timing`), in any case: one pass. */
+function hasApfHeader(list: readonly (readonly [string, string])[], timing: boolean): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const name = list[i]![0];
+    if (
+      sameName(name, FLOW_SCHEMA_UID_LOWER) || sameName(name, PRIORITY_LEVEL_UID_LOWER) ||
+      (timing && sameName(name, SERVER_TIMING_LOWER))
+    ) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Splits a request URL into its raw (still percent-encoded) path and query. */
 export function splitUrl(url: string): { path: string; query: string } {
-  // After "scheme://", the path starts at the first "/"; the query at "?".
-  const start = url.indexOf("/", url.indexOf("//") + 2);
+  // After "scheme://", the path starts at the first "/"; the query at "?". The "//" is found
+  // by single characters: searching for two costs a call into the runtime per request. When
+  // the first "/" is followed by another, the first "//" is there.
+  const first = url.indexOf("/");
+  const slashes = first >= 0 && url.charCodeAt(first + 1) === 0x2f ? first : url.indexOf("//");
+  const start = url.indexOf("/", slashes + 2);
   if (start < 0) return { path: "/", query: "" };
   const q = url.indexOf("?", start);
   const hash = url.indexOf("#", start);

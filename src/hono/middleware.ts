@@ -13,6 +13,7 @@ import { type Classification, Classifier } from "../classify/classifier.ts";
 import {
   anonymousUser,
   IdentityError,
+  type IdentityInput,
   normalizeUser,
   type UserInfo,
 } from "../classify/identity.ts";
@@ -43,7 +44,13 @@ import { bodyIsComplete } from "./_complete_body.ts";
 import { headerValue } from "./_header_list.ts";
 import { releaseWhenBodyEnds } from "./_release_stream.ts";
 import { releasesItsSeat } from "./seat_body.ts";
-import { splitUrl, TOO_MANY_REQUESTS_BODY, tooManyRequests, withApfHeaders } from "./_response.ts";
+import {
+  splitUrl,
+  TOO_MANY_REQUESTS_BODY,
+  tooManyRequests,
+  withAdmittedHeaders,
+  withApfHeaders,
+} from "./_response.ts";
 import type { ApfEnv, ApfOptions, ApfState } from "./types.ts";
 import {
   ADMISSION,
@@ -186,13 +193,9 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     path: string,
     query: string,
   ): AdmissionResult | Promise<AdmissionResult> {
-    if (first !== null) {
-      // Only the first attempt is waited for: a source that is down answers by its policy.
-      return first().then(() => {
-        first = null;
-        return admit(raw, context, method, path, query);
-      });
-    }
+    // The closures of what waits are made in functions of their own (here and in admitAs), so
+    // that the common case allocates no context for the variables they would capture.
+    if (first !== null) return afterFirst(first(), raw, context, method, path, query);
     if (identify === undefined) return admitAs(anonymous, raw, method, path, query);
     let found;
     try {
@@ -200,12 +203,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     } catch (e) {
       return unauthorized(e);
     }
-    if (found instanceof Promise) {
-      return found.then(normalizeUser).then(
-        (user) => admitAs(user, raw, method, path, query),
-        unauthorized,
-      );
-    }
+    if (found instanceof Promise) return afterIdentify(found, raw, method, path, query);
     let user: UserInfo;
     try {
       user = normalizeUser(found);
@@ -213,6 +211,34 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       return unauthorized(e);
     }
     return admitAs(user, raw, method, path, query);
+  }
+
+  function afterFirst(
+    ready: Promise<void>,
+    raw: Request,
+    context: unknown,
+    method: string,
+    path: string,
+    query: string,
+  ): Promise<AdmissionResult> {
+    // Only the first attempt is waited for: a source that is down answers by its policy.
+    return ready.then(() => {
+      first = null;
+      return admit(raw, context, method, path, query);
+    });
+  }
+
+  function afterIdentify(
+    found: Promise<IdentityInput | undefined | null>,
+    raw: Request,
+    method: string,
+    path: string,
+    query: string,
+  ): Promise<AdmissionResult> {
+    return found.then(normalizeUser).then(
+      (user) => admitAs(user, raw, method, path, query),
+      unauthorized,
+    );
   }
 
   /** Describes, classifies and estimates the request, then asks for its seats. */
@@ -236,18 +262,28 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       user,
       requestInfo,
     });
-    // Read only if the request has to wait: on Deno, reading it costs about 6 µs per
-    // request (the server starts tracking it) and prints a warning.
-    const acquireOptions = { signal: () => raw.signal };
+    const acquireOptions = lazySignal(raw);
     // The embedded coordinator answers a request decided at once as a value: no promise to
     // settle and await for the common case.
     const answer = options.coordinator === undefined
       ? embeddedCoordinator().begin(seatRequest, acquireOptions)
       : coordinator.acquire(seatRequest, acquireOptions);
-    // A request decided at once makes no closure (the common case, per request).
+    // A request decided at once makes no closure (the common case, per request): the one for
+    // a request that waits is made in a function of its own, so that this one keeps its
+    // variables without allocating a context for them.
     return answer instanceof Promise
-      ? answer.then((a) => decided(a, user, requestInfo, classification, work))
+      ? afterWaiting(answer, user, requestInfo, classification, work)
       : decided(answer, user, requestInfo, classification, work);
+  }
+
+  function afterWaiting(
+    answer: Promise<Admission>,
+    user: UserInfo,
+    requestInfo: RequestInfo,
+    classification: Classification,
+    work: ResolvedWorkEstimate,
+  ): Promise<AdmissionResult> {
+    return answer.then((a) => decided(a, user, requestInfo, classification, work));
   }
 
   /** The state of an admitted request, or the refusal of a rejected one. */
@@ -281,7 +317,9 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
   /** Whether a response of `contentType` gives its seats back once its head is out. */
   function initializesEarly(state: ApfState, contentType: string | null, c?: Context<E>): boolean {
     const streaming = state.requestInfo.verb === "watch" ||
-      contentType?.startsWith("text/event-stream") === true ||
+      // The "e" of "event" first: most types are told apart without a call.
+      (contentType?.charCodeAt(5) === 0x65 &&
+        contentType.startsWith("text/event-stream")) ||
       (longRunning !== undefined && c !== undefined && longRunning(c));
     return streaming && !hold;
   }
@@ -314,8 +352,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
-      let res = withApfHeaders(c.res, classification, `apf;dur=${state.waitedMs}`);
-      if (initializesEarly(state, headerValue(res.headers, "content-type") ?? null, c)) {
+      const handled = c.res;
+      const headers = handled.headers;
+      // Read before the three are added (fewer to look through); a copy keeps it.
+      const contentType = headerValue(headers, "content-type");
+      let res = withAdmittedHeaders(handled, headers, classification, state.waitedMs);
+      if (initializesEarly(state, contentType, c)) {
         // Kubernetes gives a watch's seats back once it is initialized (KEP-1040, "Watch
         // initialization").
         seat.initialized();
@@ -369,6 +411,15 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       },
     },
   });
+}
+
+/**
+ * The acquire options of `raw`: its signal, read only if the request has to wait (on Deno,
+ * reading it costs about 6 µs per request, as the server starts tracking it, and prints a
+ * warning).
+ */
+function lazySignal(raw: Request): { signal: () => AbortSignal } {
+  return { signal: () => raw.signal };
 }
 
 /** The 401 of a request whose identity was refused (any other failure is thrown on). */

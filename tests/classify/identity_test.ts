@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { IDENTITY_LIMITS, IdentityError, normalizeUser } from "../../src/classify/identity.ts";
 import {
   frontProxyIdentity,
@@ -157,4 +158,44 @@ Deno.test("one resolver shape: front proxy, JWT from the context and custom func
   assert.deepEqual(names, ["proxy-user", "jwt-user", "key:proxy-user", "async-user"]);
   assert.equal(jwtIdentity((_r, c: Ctx) => c.vars.missing)(request, ctx), undefined);
   assert.throws(() => jwtIdentity("claims" as never), /payloadOf must be a function, got string/);
+});
+
+Deno.test("normalizeUser's groups follow the Kubernetes rules for any list: first of each kept, empty dropped, system:authenticated added", () => {
+  const group = fc.constantFrom(
+    "",
+    "dev",
+    "ops",
+    "a",
+    "system:authenticated",
+    "system:unauthenticated",
+  );
+  const name = fc.constantFrom("alice", "system:anonymous");
+  fc.assert(
+    fc.property(name, fc.array(group, { maxLength: 6 }), (userName, groups) => {
+      const expected: string[] = [];
+      for (const g of groups) if (g !== "" && !expected.includes(g)) expected.push(g);
+      if (
+        userName !== "system:anonymous" && !expected.includes("system:authenticated") &&
+        !expected.includes("system:unauthenticated")
+      ) {
+        expected.push("system:authenticated");
+      }
+      assert.deepEqual(normalizeUser({ name: userName, groups }), {
+        name: userName,
+        groups: expected,
+      });
+    }),
+  );
+});
+
+Deno.test("control characters are refused in short and long names alike", () => {
+  for (const control of ["\u0000", "\u001f", "\u007f", "\u0085", "\u009f"]) {
+    for (const name of [`a${control}`, `${"a".repeat(100)}${control}`]) {
+      assert.throws(() => normalizeUser({ name }), IdentityError, JSON.stringify(name));
+      assert.throws(() => normalizeUser({ name: "x", groups: [name] }), IdentityError);
+    }
+  }
+  for (const fine of ["\u00a0", "\u0020", "é", "~", "a".repeat(100)]) {
+    assert.equal(normalizeUser({ name: `a${fine}` }).name, `a${fine}`);
+  }
 });

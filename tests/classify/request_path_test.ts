@@ -74,3 +74,13 @@ Deno.test("an accepted path is served as classified: fetch() keeps it, decoding 
     { numRuns: 2000 },
   );
 });
+
+Deno.test("requestPathProblem reads long paths as short ones: a prefix of plain segments changes nothing", () => {
+  const prefix = "/aaaaaaaaaa/bbbbbbbbbb/cccccccccc/dddddddddd"; // longer than a short path alone
+  for (const path of SMUGGLING_PATHS) {
+    assert.notEqual(requestPathProblem(prefix + path), null, prefix + path);
+  }
+  for (const path of ["/", "/a..b", "/.well-known/x", "/%41%42", "/caf%C3%A9", "/static/app.js"]) {
+    assert.equal(requestPathProblem(prefix + path), null, prefix + path);
+  }
+});

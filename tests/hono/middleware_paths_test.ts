@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { Hono } from "hono";
 import { apf, type ApfEnv } from "../../src/hono/mod.ts";
 import { SMUGGLING_PATHS } from "../_helpers/paths.ts";
+import { splitUrl } from "../../src/hono/_response.ts";
 
 Deno.test("apf() answers 400 to a path a router or fetch() reads differently, before classifying it", async () => {
   const limiter = apf();
@@ -29,4 +31,27 @@ Deno.test("apf() answers 400 to a path a router or fetch() reads differently, be
   } finally {
     limiter.close();
   }
+});
+
+Deno.test("splitUrl finds the raw path and query as a search for the first '//' would, in any string", () => {
+  // The definition, written plainly: the authority follows the first "//".
+  function reference(url: string): { path: string; query: string } {
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    if (start < 0) return { path: "/", query: "" };
+    const q = url.indexOf("?", start);
+    const hash = url.indexOf("#", start);
+    const end = hash < 0 ? url.length : hash;
+    return q < 0 || q > end
+      ? { path: url.slice(start, end), query: "" }
+      : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+  }
+  assert.deepEqual(splitUrl("http://app.example/a/b?c=d#e"), { path: "/a/b", query: "c=d" });
+  assert.deepEqual(splitUrl("http://app.example"), { path: "/", query: "" });
+  const piece = fc.constantFrom("/", "//", ":", "?", "#", "a", "http:", "%2F");
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
+      const url = pieces.join("");
+      assert.deepEqual(splitUrl(url), reference(url), url);
+    }),
+  );
 });
