@@ -24,15 +24,19 @@
  *   the ledger, for one window at most (`line_watch.ts`), and is never
  *   written back.
  * - A store that forgot (this holder's line missing or older than its last
- *   write while its lease runs, or no ledger at all where it wrote one): the
- *   holder writes back the claim it remembers and a **recovery mark**. While
- *   a holder has known the mark for less than a window, it grows past the
- *   claim it remembers (none, if its lease has ended) by no seat: every
- *   holder that still had seats in use has written them back, or stopped,
- *   by then. A holder that never wrote to the level cannot tell a store that
- *   forgot from a new one: one that starts in the period after a store
- *   forgot, before the holders that remember have written back, may take
- *   seats they still use, until their requests end (two faults at once).
+ *   write while its lease runs, or no line a holder could write where it
+ *   wrote one: no ledger at all, or forged lines only): the holder writes
+ *   back the claim it remembers and a **recovery mark**. While a holder
+ *   has known the mark for less than a window, it grows past the capacity
+ *   its last write granted it (none, if its lease has ended) by no seat:
+ *   every holder that still had seats in use has written them back, or
+ *   stopped, by then. Not past its claim: a claim also covers seats in use
+ *   that no write granted (admitted by the unreachable policy) or that drain
+ *   to a lower share, and those are not the holder's to admit on. A holder
+ *   that never wrote to the level cannot tell a store that forgot from a
+ *   new one: one that starts in the period after a store forgot, before the
+ *   holders that remember have written back, may take seats they still
+ *   use, until their requests end (two faults at once).
  *
  * The target shares are max-min fair over the holders' demands
  * (`allocate.ts`); every holder computes them from the same ledger, and
@@ -210,13 +214,14 @@ export function settle(
   const target = targets.get(me.id) ?? 0;
 
   // The store forgot: this holder's line is gone, or older than its last write, while its lease
-  // runs (nobody may drop a live line); or there is no ledger at all where this holder wrote one
-  // (its lease may have ended: others' may not have). It writes back what it remembers, under a
-  // mark.
+  // runs (nobody may drop a live line); or this holder wrote to the level and finds no line a
+  // holder could have written (no ledger, a value that is none, or forged lines only: a forger's
+  // ledger over a store that forgot). Every write keeps its writer's line, so no holder has
+  // written since the store lost the lines (this holder's lease may have ended: others' may not
+  // have). It writes back what it remembers, under a mark.
   const mine = stored.holders[me.id];
   const forgotten = me.remembered !== null && (mine === undefined || mine.beat < me.lastBeat);
-  const missing = me.lastBeat > 0 &&
-    (read === null || read.suspects?.some((s) => s.id === NO_LEDGER) === true);
+  const missing = me.lastBeat > 0 && mine === undefined && Object.keys(valid).length === 0;
   const beat = Math.max(me.lastBeat, mine?.beat ?? 0) + 1;
   let recovery = view.recovery;
   let newRecovery = view.newRecovery && recovery !== null;
@@ -226,12 +231,16 @@ export function settle(
   }
 
   // What this holder may use: its share, within what the others leave; in a recovery, no more
-  // than it remembers.
+  // than its last write granted it (its claim, when this watch did not compute that write).
   let capacity = Math.max(0, Math.min(target, limit - othersClaim));
-  if (recovery !== null) capacity = Math.min(capacity, me.remembered ?? 0);
+  if (recovery !== null) {
+    const granted = me.remembered === null ? 0 : watch.granted(me.lastBeat) ?? me.remembered;
+    capacity = Math.min(capacity, me.remembered ?? 0, granted);
+  }
   // Its claim covers what it may use and what it uses now (seats draining to a lower share).
   const claim = Math.max(me.inUse, capacity);
   const expiresAt = me.wallNow + terms.leaseMs;
+  watch.grant(beat, capacity, me.lastBeat);
   holders[me.id] = {
     claim,
     demand: me.demand,

@@ -25,6 +25,10 @@
  *   rewritten every period holds its seats for one window, then nothing.
  * - A recovery mark (a store that forgot the ledger, `ledger.ts`) is in
  *   force for one window from the read in which this reader first saw it.
+ * - The capacity each of the reader's own settles granted, by the beat its
+ *   write carries: in a recovery, the reader grows past what its last
+ *   successful write granted by no seat (`ledger.ts`), and its claim may be
+ *   more (seats in use that no write granted).
  *
  * @module
  */
@@ -79,11 +83,28 @@ export interface LedgerView {
 /** Suspect ids remembered per level (the oldest forgotten first). */
 const MAX_SUSPECTS = 1_024;
 
-/** One reader's memory of one level's ledger lines. */
+/** One reader's memory of one level's ledger lines, and of its own grants. */
 export class LineWatch {
   #lines = new Map<string, { beat: number; since: number }>();
   #suspects = new Map<string, number>();
   #marks = new Map<string, number>();
+  #grants = new Map<number, number>();
+
+  /**
+   * Remembers that the reader's settle computed `capacity` for a write
+   * carrying `beat`; forgets the grants of beats before `lastBeat`, its last
+   * successful write's (settles run one at a time: a later one that reuses
+   * a beat replaces a write that failed).
+   */
+  grant(beat: number, capacity: number, lastBeat: number): void {
+    this.#grants.set(beat, capacity);
+    for (const b of this.#grants.keys()) if (b < lastBeat) this.#grants.delete(b);
+  }
+
+  /** The capacity computed for the write carrying `beat`, or `null` if not known. */
+  granted(beat: number): number | null {
+    return this.#grants.get(beat) ?? null;
+  }
 
   /**
    * Judges `holders` (the valid lines) and `suspects` read at `now` on this

@@ -21,7 +21,12 @@
  * 1. Seats admitted on a budget never exceed the highest limit in force
  *    during the last W, the window (lease + drain + margin on a reader's
  *    clock) stretched by the clocks' rates: a limit is in force while it is
- *    the level's true limit, and also while a live holder still knows it.
+ *    the level's true limit, while a live holder still knows it, and when
+ *    a write of a settle computed with it lands: a holder may learn a new
+ *    limit between its read and its write (`BudgetHolder`'s borrowing
+ *    timer may fire while the write awaits), and the write, however late,
+ *    grants the capacity computed with the old limit for a lease from its
+ *    start; the new limit applies from its next settle.
  *    The seats in use now were last raised by an admission less than the
  *    drain time ago, within its holder's capacity, which its last write
  *    granted: the other holders count that line until they have seen it
@@ -41,7 +46,9 @@
  *
  * A store that forgot: a holder whose lease runs and whose line is gone
  * writes it back under a recovery mark, and nobody grows past what it
- * remembers while the mark is in force. A holder that never wrote cannot
+ * remembers while the mark is in force. A holder that wrote before and
+ * finds no line a holder could write (no ledger, or a forger's written over
+ * the store that forgot) starts the mark too, though it remembers nothing. A holder that never wrote cannot
  * tell such a store from a new one (ledger.ts says so): the model lets no
  * such holder read or write within W after the store forgot. That is the
  * one fault the guarantee assumes away.
@@ -359,11 +366,14 @@ export function runModel(
   const seatsInUse = () => holders.reduce((sum, h) => sum + h.running.length, 0);
   const budgetSeats = () =>
     holders.reduce((sum, h) => sum + h.running.filter((r) => !r.fallback).length, 0);
-  // The highest limit in force now: the true one, or one a live holder still settles with.
+  // The highest limit in force now: the true one, or one a live holder still knows.
   const inForce = () =>
     holders.reduce((max, h) => (h.alive ? Math.max(max, h.limit) : max), trueLimit);
   // The limits no longer in force, each with the last time it was.
   const past: { until: number; limit: number }[] = [];
+  // The limit the settle a write landed in this step was computed with: in force as it lands,
+  // though its holder may have learnt another since its read.
+  let landedWith: number | null = null;
 
   /** A store operation started at `startedAt` (its clock) failed. */
   const failed = (h: ModelHolder, startedAt: number) => {
@@ -416,6 +426,7 @@ export function runModel(
     h.capacity = settlement.capacity;
     h.mode = "budget";
     h.settledLimit = settledWith;
+    landedWith = settledWith;
     h.recovering = settlement.recovery !== null;
   };
   const doArrive = (h: ModelHolder, holdMs: number): boolean => {
@@ -438,6 +449,7 @@ export function runModel(
 
   for (const [index, step] of steps.entries()) {
     const before = inForce();
+    landedWith = null;
     let admitter: ModelHolder | null = null;
     switch (step.t) {
       case "advance":
@@ -517,6 +529,7 @@ export function runModel(
     // 1. Within the highest limit in force since now − W; fallback seats on top, per holder.
     const after = inForce();
     if (after !== before) past.push({ until: now, limit: before });
+    if (landedWith !== null) past.push({ until: now, limit: landedWith });
     while (past.length > 0 && past[0]!.until < now - window) past.shift();
     const bound = past.reduce((max, p) => Math.max(max, p.limit), after);
     assert.ok(
