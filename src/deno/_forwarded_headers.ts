@@ -11,6 +11,8 @@
  * @module
  */
 
+import { CheckedFields } from "./_http1_request.ts";
+
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
  * plus the legacy `Keep-Alive` and `Proxy-Connection`): never forwarded.
@@ -156,19 +158,20 @@ export function upstreamRequestPairs(
 
 /**
  * {@linkcode upstreamRequestPairs} for a request whose fields are at hand
- * as received (names and values alternating): the end-to-end ones but
- * `Host` and `Content-Length`, names as they came, `X-Forwarded-For`
- * extended with `clientAddress`, and one `Content-Length: contentLength`
- * (the length the request's framing decided) when given. For a client that
- * sends bodies as they are (no `Accept-Encoding` rewrite).
+ * as the gateway's own server read them (names and values alternating):
+ * the end-to-end ones but `Host` and `Content-Length`, names as they came,
+ * `X-Forwarded-For` extended with `clientAddress`, and one
+ * `Content-Length: contentLength` (the length the request's framing
+ * decided) when given. For a client that sends bodies as they are (no
+ * `Accept-Encoding` rewrite).
  */
-export function upstreamFieldPairs(
+export function upstreamFields(
   fields: readonly string[],
   clientAddress: string | null,
   contentLength: number | null = null,
-): [string, string][] {
+): CheckedFields {
   const drop = hopByHopFieldNames(fields);
-  const pairs: [string, string][] = [];
+  const out: string[] = [];
   let forwarded = clientAddress === null;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!;
@@ -182,11 +185,10 @@ export function upstreamFieldPairs(
       value = `${value}, ${clientAddress}`;
       forwarded = true;
     }
-    pairs.push([name, value]);
+    out.push(name, value);
   }
-  if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
-  if (contentLength !== null) pairs.push(["content-length", String(contentLength)]);
-  return pairs;
+  if (!forwarded) out.push("x-forwarded-for", clientAddress!);
+  return new CheckedFields(out, contentLength);
 }
 
 /** Whether `drop` (lower-case names) holds the field `name`. */

@@ -26,7 +26,7 @@ import {
 } from "../hono/admission.ts";
 import type { ApfState } from "../hono/types.ts";
 import { FieldHeaders } from "./_field_headers.ts";
-import { clientAddressOf, upstreamFieldPairs } from "./_forwarded_headers.ts";
+import { clientAddressOf, upstreamFields } from "./_forwarded_headers.ts";
 import {
   type GatewayHandler,
   type GatewayReply,
@@ -65,24 +65,21 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
 
   async function forward(req: GatewayRequest, state: ApfState): Promise<GatewayReply> {
     const { seat } = state;
-    const controller = new AbortController();
     const deadline = new UpstreamDeadline(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - state.waitedMs),
-      controller,
     );
     let reply: UpstreamReply;
     try {
       reply = await client.send(base + req.target, {
         method: req.method,
-        headers: upstreamFieldPairs(
+        headers: upstreamFields(
           req.fields,
           clientAddressOf(req.remoteAddr),
           req.contentLength,
         ),
         body: req.body,
-        signal: controller.signal,
-      });
+      }, deadline);
     } catch (e) {
       deadline.cancel();
       if (seat instanceof SampledSeat) seat.outcome = deadline.passed ? "timeout" : "error";

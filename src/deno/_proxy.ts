@@ -53,13 +53,11 @@ export function reverseProxy(
     // The raw path and query, still percent-encoded: forwarded byte for byte.
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const target = origin + prefix + (pathStart < 0 ? "/" : url.slice(pathStart).split("#")[0]);
-    const controller = new AbortController();
     const state = c.get("apf");
     const waitedMs = state?.waitedMs ?? 0;
     const deadline = new UpstreamDeadline(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - waitedMs),
-      controller,
     );
     let res: Response;
     try {
@@ -71,7 +69,7 @@ export function reverseProxy(
           client.decodesContent,
         ),
         body: req.body,
-        signal: controller.signal,
+        signal: deadline.signal,
       });
     } catch (e) {
       deadline.cancel();
