@@ -51,6 +51,12 @@ export interface GatewayExchangeOptions {
   requestTimeoutMs: number;
   /** Told why the upstream could not be reached (the 502 itself says no more). */
   onError?: ((error: unknown, request: Request) => void) | undefined;
+  /**
+   * The set the upstream deadlines go in (default: one of its own, whose
+   * timer stops whenever nothing is pending). The gateway passes one that
+   * keeps its timer, and closes it when it shuts down.
+   */
+  deadlines?: Deadlines | undefined;
 }
 
 const FLOW_SCHEMA_LOWER = FLOW_SCHEMA_UID_HEADER.toLowerCase();
@@ -61,7 +67,7 @@ const PRIORITY_LEVEL_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
 export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler {
   const { admission, client, clock, requestTimeoutMs, onError } = options;
   const base = options.upstream.origin + options.upstream.pathname.replace(/\/+$/, "");
-  const deadlines = new Deadlines(clock);
+  const deadlines = options.deadlines ?? new Deadlines(clock);
 
   async function forward(req: GatewayRequest, state: ApfState): Promise<GatewayReply> {
     const { seat } = state;

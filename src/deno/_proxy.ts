@@ -26,6 +26,12 @@ export interface ReverseProxyOptions {
   onError?: ((error: unknown, request: Request) => void) | undefined;
   /** What requests go through. */
   client: UpstreamClient;
+  /**
+   * The set the upstream deadlines go in (default: one of its own, whose
+   * timer stops whenever nothing is pending). The gateway passes one that
+   * keeps its timer, and closes it when it shuts down.
+   */
+  deadlines?: Deadlines | undefined;
 }
 
 /**
@@ -46,7 +52,7 @@ export function reverseProxy(
   const origin = upstream.origin;
   const prefix = upstream.pathname.replace(/\/+$/, "");
   const { clock, requestTimeoutMs, onError, client } = options;
-  const deadlines = new Deadlines(clock);
+  const deadlines = options.deadlines ?? new Deadlines(clock);
   return async function proxy(c: Context<GatewayEnv>): Promise<Response> {
     const req = c.req.raw;
     const url = req.url;
