@@ -139,18 +139,15 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     const q = target.indexOf("?");
     const path = q < 0 ? target : target.slice(0, q);
     const query = q < 0 ? "" : target.slice(q + 1);
-    // What an identity resolver reads of a request: its headers (and its signal, read only by a
-    // request that has to wait).
-    const raw = {
-      method: req.method,
-      headers: new FieldHeaders(req.fields),
-      get signal() {
-        return req.signal;
-      },
-    } as unknown as Request;
     let result: AdmissionResult;
     try {
-      const decided = admission.admit(raw, undefined, req.method, path, query);
+      const decided = admission.admit(
+        new AdmittedRequest(req) as unknown as Request,
+        undefined,
+        req.method,
+        path,
+        query,
+      );
       result = decided instanceof Promise ? await decided : decided;
     } catch (e) {
       console.error("apf serve: the handler failed:", e);
@@ -159,6 +156,26 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     if (result instanceof Refusal) return refusalReply(result);
     return await forward(req, result);
   };
+}
+
+/**
+ * What an identity resolver reads of a request: its headers (and its
+ * signal, read only by a request that has to wait).
+ */
+class AdmittedRequest {
+  readonly method: string;
+  readonly headers: FieldHeaders;
+  readonly #req: GatewayRequest;
+
+  constructor(req: GatewayRequest) {
+    this.method = req.method;
+    this.headers = new FieldHeaders(req.fields);
+    this.#req = req;
+  }
+
+  get signal(): AbortSignal {
+    return this.#req.signal;
+  }
 }
 
 /** The reply to a refused request: its 400 or 401, or the 429 with Retry-After. */
