@@ -21,6 +21,8 @@ export interface CallCancel {
   unwatch(): void;
   /** An `AbortSignal` that aborts with it, for what needs one (dialling a connection). */
   readonly signal: AbortSignal;
+  /** Called right before the request is written: throws to stop it there. */
+  beforeSend?(): void;
 }
 
 /** A caller's `AbortSignal` as a {@linkcode CallCancel}. */

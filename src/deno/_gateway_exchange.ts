@@ -25,6 +25,7 @@ import {
   tooManyRequestsFields,
 } from "../hono/admission.ts";
 import type { ApfState } from "../hono/types.ts";
+import type { Classification } from "../classify/classifier.ts";
 import { FieldHeaders } from "./_field_headers.ts";
 import { clientAddressOf, upstreamFields } from "./_forwarded_headers.ts";
 import {
@@ -34,7 +35,7 @@ import {
   textReply,
 } from "./_gateway_server.ts";
 import { upstreamBody } from "./_upstream_body.ts";
-import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import { SeatLapsed, UpstreamDeadline } from "./_upstream_deadline.ts";
 import { outcomeOfStatus, SampledSeat } from "../coordinator/adaptive_limit.ts";
 import type { Http1UpstreamClient, UpstreamReply } from "./upstream_client.ts";
 
@@ -74,6 +75,7 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     const deadline = new UpstreamDeadline(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - state.waitedMs),
+      seat,
     );
     let reply: UpstreamReply;
     try {
@@ -88,6 +90,11 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       }, deadline);
     } catch (e) {
       deadline.cancel();
+      if (e instanceof SeatLapsed) {
+        // Never sent: no sample of the upstream's latency (the seat goes back as initialized).
+        seat.initialized();
+        return lapsedReply(state);
+      }
       if (seat instanceof SampledSeat) seat.outcome = deadline.passed ? "timeout" : "error";
       seat.release();
       // The client is gone and will not read this; 499 is nginx's "client closed request".
@@ -182,13 +189,27 @@ class AdmittedRequest {
 function refusalReply(refusal: Refusal): GatewayReply {
   const rejection = refusal.rejection;
   if (rejection === null) return textReply(refusal.status, refusal.message);
+  return tooManyRequests(rejection.classification, rejection.retryAfterSeconds);
+}
+
+/** A 429 with `Retry-After` and the APF headers of `classification`. */
+function tooManyRequests(classification: Classification, retryAfterSeconds: number): GatewayReply {
   return {
     status: 429,
     statusText: "",
-    fields: tooManyRequestsFields(rejection.classification, rejection.retryAfterSeconds),
+    fields: tooManyRequestsFields(classification, retryAfterSeconds),
     body: TOO_MANY_REQUESTS_BYTES,
     lengthInFields: false,
   };
+}
+
+/**
+ * The reply to a request whose seat's lease lapsed before it was sent: a
+ * 429 with `Retry-After: 1`, as the budget holder refuses a request once
+ * its lease ended.
+ */
+function lapsedReply(state: ApfState): GatewayReply {
+  return tooManyRequests(state.classification, 1);
 }
 
 /**

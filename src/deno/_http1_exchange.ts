@@ -120,8 +120,11 @@ class Exchange implements ResponseEvents {
     const { cancel } = this.#req;
     conn.parser.start(this.#req.method, this);
     try {
-      if (cancel?.aborted) throw cancel.reason;
-      cancel?.watch(this.#onAbort);
+      if (cancel !== undefined) {
+        if (cancel.aborted) throw cancel.reason;
+        cancel.beforeSend?.();
+        cancel.watch(this.#onAbort);
+      }
       try {
         await conn.writeHead(this.#req.head.text);
       } catch (e) {

@@ -12,6 +12,7 @@ import type { Clock } from "../fairqueuing/clock.ts";
 import { upstreamBody } from "./_upstream_body.ts";
 import { Deadlines } from "../fairqueuing/deadlines.ts";
 import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import { TOO_MANY_REQUESTS_BODY } from "../hono/admission.ts";
 import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
 import { bodyInHand, type UpstreamClient } from "./upstream_client.ts";
@@ -65,6 +66,14 @@ export function reverseProxy(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - waitedMs),
     );
+    if (state?.seat.stillHeld?.() === false) {
+      // Admitted on a budget lease that lapsed before it was sent (docs/sharing-seats.md): the
+      // seat goes back as initialized (no sample of the upstream's latency), the request is not
+      // sent.
+      deadline.cancel();
+      state.seat.initialized();
+      return c.text(TOO_MANY_REQUESTS_BODY, 429, { "Retry-After": "1" });
+    }
     let res: Response;
     try {
       res = await client.fetch(target, {

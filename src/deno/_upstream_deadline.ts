@@ -9,6 +9,18 @@
 import type { BodyDeadline } from "./_upstream_body.ts";
 import type { CallCancel } from "./_call_cancel.ts";
 import type { Deadline, Deadlines } from "../fairqueuing/deadlines.ts";
+import type { Seat } from "../coordinator/types.ts";
+
+/**
+ * The request's seat was admitted on a budget lease that has lapsed since
+ * ({@linkcode Seat.stillHeld}): it is not sent (see `docs/sharing-seats.md`).
+ */
+export class SeatLapsed extends Error {
+  override name = "SeatLapsed";
+  constructor() {
+    super("the seat's budget lease lapsed before the request was sent");
+  }
+}
 
 /**
  * The upstream call's deadline: aborts it when passed. It runs from the
@@ -26,11 +38,19 @@ export class UpstreamDeadline implements Deadline, BodyDeadline, CallCancel {
   #reason: DOMException | null = null;
   #onAbort: (() => void) | null = null;
   #done: (() => void) | null = null;
+  #seat: Seat | null;
 
-  constructor(deadlines: Deadlines, endsAt: number) {
+  /** `seat`, when given, is asked right before the request is sent whether it still holds. */
+  constructor(deadlines: Deadlines, endsAt: number, seat: Seat | null = null) {
     this.endsAt = endsAt;
     this.#deadlines = deadlines;
+    this.#seat = seat;
     deadlines.add(this);
+  }
+
+  /** @throws {SeatLapsed} when the seat's lease lapsed since it was admitted. */
+  beforeSend(): void {
+    if (this.#seat?.stillHeld?.() === false) throw new SeatLapsed();
   }
 
   /** Whether it passed (and aborted the call). */
