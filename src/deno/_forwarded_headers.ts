@@ -31,8 +31,6 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
 
 /** Hop-by-hop names, for lookups. */
 const HOP_BY_HOP = new Set(HOP_BY_HOP_HEADERS);
-/** Their lengths: a name of another length is none of them. */
-const HOP_BY_HOP_LENGTHS = new Set(HOP_BY_HOP_HEADERS.map((name) => name.length));
 /** The hop-by-hop names by length (none is longer than 31). */
 const HOP_BY_HOP_BY_LENGTH: readonly (readonly string[])[] = Array.from(
   { length: 32 },
