@@ -12,6 +12,7 @@
  */
 
 import { CheckedFields } from "./_http1_request.ts";
+import { sameLetters } from "./_ascii.ts";
 
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
@@ -46,17 +47,6 @@ function hopByHopName(raw: string): string | null {
   if (candidates === undefined) return null;
   for (const name of candidates) if (sameLetters(raw, name)) return name;
   return null;
-}
-
-/** Whether `raw` is `lower` (lower-case ASCII), ASCII letters compared without case. */
-function sameLetters(raw: string, lower: string): boolean {
-  if (raw.length !== lower.length) return false;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    // Upper-case ASCII letters are 0x41..0x5a; the lower-case one is 0x20 above.
-    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== lower.charCodeAt(i)) return false;
-  }
-  return true;
 }
 
 /** A header name, as `Connection` may list one (a token of RFC 9110 §5.6.2). */
