@@ -67,6 +67,7 @@ import { budgetMetrics } from "./_metrics.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import type { UnreachablePolicy } from "../remote/fallback.ts";
 import { type LeaseTerms, settle, type Settlement } from "./ledger.ts";
+import { LeasedSeat } from "./_leased_seat.ts";
 import { LineWatch } from "./line_watch.ts";
 import { MAX_TERM_MS } from "./ledger_schema.ts";
 import { checkOptionNames } from "../_shared/options.ts";
@@ -191,6 +192,8 @@ interface LevelState {
   /** The demand summed over the live holders, as last read. */
   total: { demand: number; average: number; deviation: number };
   leaseTimer: Timer | null;
+  /** How many times admission on the level's budget stopped (its lease lapsed, a refusal). */
+  lapses: number;
 }
 
 const MAX_CONFLICT_RETRIES = 3;
@@ -369,11 +372,32 @@ export class BudgetHolder implements Coordinator {
     return this.#adaptive?.snapshot() ?? null;
   }
 
-  /** `admission`'s seat as a sample of the learned limit, when there is one. */
-  #tracked = (admission: Admission): Admission =>
-    this.#adaptive !== null && admission.admitted
-      ? { ...admission, seat: this.#adaptive.track(admission.seat) }
-      : admission;
+  /**
+   * `admission`'s seat, admitted on `level`'s lease, as a seat that tells
+   * whether the lease still holds, and as a sample of the learned limit
+   * when there is one.
+   */
+  #tracked(admission: Admission, level: LevelState | undefined): Admission {
+    if (!admission.admitted) return admission;
+    let seat = admission.seat;
+    if (level !== undefined && level.budget.mode === "budget") {
+      seat = new LeasedSeat(seat, level, level.lapses, this.#leaseHolds);
+    }
+    if (this.#adaptive !== null) seat = this.#adaptive.track(seat);
+    return seat === admission.seat ? admission : { ...admission, seat };
+  }
+
+  /**
+   * Whether `level`'s lease, as it was when its count of lapses was
+   * `lapses`, still holds: not lapsed since, and not over by the wall clock
+   * (a process resuming from a freeze may run this before its timers).
+   */
+  #leaseHolds = (level: LevelState, lapses: number): boolean => {
+    if (level.lapses !== lapses) return false;
+    if (level.wallLeaseEnd === Infinity || this.#wallNow() < level.wallLeaseEnd) return true;
+    this.#leaseEnded(level);
+    return level.lapses === lapses;
+  };
 
   /**
    * Resolves once every level was settled once (or failed to be).
@@ -444,9 +468,9 @@ export class BudgetHolder implements Coordinator {
         this.#settleSoon(level!);
       }
       return (level === undefined ? decided : decided.then((a) => this.#onLease(level, a)))
-        .then(this.#tracked);
+        .then((a) => this.#tracked(a, level));
     }
-    return Promise.resolve(this.#tracked(decided));
+    return Promise.resolve(this.#tracked(decided, level));
   }
 
   /**
@@ -545,6 +569,7 @@ export class BudgetHolder implements Coordinator {
         watch: new LineWatch(),
         leaseFrom: null,
         wallLeaseEnd: Infinity,
+        lapses: 0,
         lastClaim: 0,
         lastBeat: 0,
         demand: 0,
@@ -902,6 +927,7 @@ export class BudgetHolder implements Coordinator {
 
   /** No admission on the level's budget any more (its lease ended): capacity 0, no lease timer. */
   #stopAdmitting(level: LevelState): void {
+    level.lapses++;
     level.leaseTimer?.cancel();
     level.leaseTimer = null;
     level.wallLeaseEnd = Infinity;

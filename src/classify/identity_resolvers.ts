@@ -32,9 +32,19 @@ export interface FrontProxyHeaderOptions {
   extraHeaderPrefixes?: readonly string[];
 }
 
-function splitValues(value: string | null): string[] {
-  if (value === null) return [];
-  return value.split(",").map((v) => v.trim()).filter((v) => v !== "");
+/** Adds the non-empty comma-separated values of `value` to `into`, trimmed. */
+function addValues(value: string | null, into: string[]): void {
+  if (value === null) return;
+  // Most carry one value: no split, no array of its own.
+  if (value.indexOf(",") < 0) {
+    const v = value.trim();
+    if (v !== "") into.push(v);
+    return;
+  }
+  for (const part of value.split(",")) {
+    const v = part.trim();
+    if (v !== "") into.push(v);
+  }
 }
 
 function unescapeKey(key: string): string {
@@ -86,18 +96,22 @@ export function frontProxyIdentity(
       if (name !== "") break;
     }
     if (name === "") return undefined;
-    const groups = groupHeaders.flatMap((h) => splitValues(headers.get(h)));
+    const groups: string[] = [];
+    for (const h of groupHeaders) addValues(headers.get(h), groups);
     const identity: IdentityInput = { name, groups };
     if (extraPrefixes.length > 0) {
-      const extra: Record<string, string[]> = {};
+      let extra: Record<string, string[]> | undefined;
       headers.forEach((value, header) => {
-        const prefix = extraPrefixes.find((p) => header.startsWith(p));
-        if (prefix === undefined || header.length === prefix.length) return;
-        const key = unescapeKey(header.slice(prefix.length));
-        const values = extra[key] ??= [];
-        for (const v of splitValues(value)) values.push(v);
+        for (const prefix of extraPrefixes) {
+          if (!header.startsWith(prefix)) continue;
+          if (header.length === prefix.length) return; // the first prefix found decides
+          const key = unescapeKey(header.slice(prefix.length));
+          extra ??= {};
+          addValues(value, extra[key] ??= []);
+          return;
+        }
       });
-      if (Object.keys(extra).length > 0) identity.extra = extra;
+      if (extra !== undefined) identity.extra = extra;
     }
     return identity;
   };

@@ -206,6 +206,10 @@ export class SampledSeat implements Seat {
     return released;
   }
 
+  stillHeld(): boolean {
+    return this.#seat.stillHeld?.() ?? true;
+  }
+
   initialized(): void {
     // A long-running request's time is its stream's, not the upstream's work.
     this.#sampled = true;

@@ -80,6 +80,13 @@ export interface Seat {
   initialized(): void;
   /** Releases the seat (for `using`). */
   [Symbol.dispose](): void;
+  /**
+   * Whether work not started yet may still start on the seat: `false` once
+   * the budget lease it was admitted on has lapsed (a process frozen past
+   * its lease), when the other holders may have taken the share back.
+   * Absent (always held) for a seat of a coordinator.
+   */
+  stillHeld?(): boolean;
 }
 
 /** An admitted request: its seat and how long it waited in a queue. */

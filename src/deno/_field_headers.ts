@@ -7,6 +7,8 @@
  * @module
  */
 
+import { sameLetters } from "./_ascii.ts";
+
 /** Read-only `Headers` over fields as received. */
 export class FieldHeaders {
   readonly #fields: readonly string[];
@@ -22,7 +24,7 @@ export class FieldHeaders {
     let out: string | null = null;
     for (let i = 0; i < f.length; i += 2) {
       const n = f[i]!;
-      if (n.length === lower.length && n.toLowerCase() === lower) {
+      if (sameLetters(n, lower)) {
         out = out === null ? f[i + 1]! : `${out}, ${f[i + 1]}`;
       }
     }

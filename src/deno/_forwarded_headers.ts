@@ -11,6 +11,9 @@
  * @module
  */
 
+import { CheckedFields } from "./_http1_request.ts";
+import { sameLetters } from "./_ascii.ts";
+
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
  * plus the legacy `Keep-Alive` and `Proxy-Connection`): never forwarded.
@@ -29,8 +32,22 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
 
 /** Hop-by-hop names, for lookups. */
 const HOP_BY_HOP = new Set(HOP_BY_HOP_HEADERS);
-/** Their lengths: a name of another length is none of them. */
-const HOP_BY_HOP_LENGTHS = new Set(HOP_BY_HOP_HEADERS.map((name) => name.length));
+/** The hop-by-hop names by length (none is longer than 31). */
+const HOP_BY_HOP_BY_LENGTH: readonly (readonly string[])[] = Array.from(
+  { length: 32 },
+  (_, n) => HOP_BY_HOP_HEADERS.filter((name) => name.length === n),
+);
+
+/**
+ * The hop-by-hop name `raw` is, in lower case, or `null`: compared letter by
+ * letter without lower-casing it (a call into the runtime per name).
+ */
+function hopByHopName(raw: string): string | null {
+  const candidates = HOP_BY_HOP_BY_LENGTH[raw.length];
+  if (candidates === undefined) return null;
+  for (const name of candidates) if (sameLetters(raw, name)) return name;
+  return null;
+}
 
 /** A header name, as `Connection` may list one (a token of RFC 9110 §5.6.2). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -65,45 +82,58 @@ function addHopByHop(drop: Set<string> | null, name: string, value: string): Set
 }
 
 /**
- * The lower-case names to leave out of a message whose header fields are
- * `fields` (names and values alternating, as received): its hop-by-hop
- * fields and those its `Connection` lists; `null` when there are none. On
- * the fields as they came, before any `Headers` holds them, this costs a
- * lower-casing per name, where reading a `Headers` back (`forEach`) sorts
- * and joins every field.
+ * What to leave out of a message whose header fields are `fields` (names
+ * and values alternating, as received), besides its hop-by-hop fields: the
+ * names its `Connection` lists that are not hop-by-hop already, in lower
+ * case, or `null` for none; `undefined` when it has no hop-by-hop field at
+ * all. On the fields as they came this costs a lower-casing per name of a
+ * hop-by-hop name's length, and no set for the usual `Connection:
+ * keep-alive`.
  */
-export function hopByHopFieldNames(fields: readonly string[]): Set<string> | null {
-  let drop: Set<string> | null = null;
+function connectionListed(fields: readonly string[]): Set<string> | null | undefined {
+  let found = false;
+  let listed: Set<string> | null = null;
   for (let i = 0; i < fields.length; i += 2) {
-    const raw = fields[i]!;
-    // Lower-cased only when its length is a hop-by-hop name's: most fields are not.
-    if (!HOP_BY_HOP_LENGTHS.has(raw.length)) continue;
-    const name = raw.toLowerCase();
-    if (HOP_BY_HOP.has(name)) drop = addHopByHop(drop, name, fields[i + 1]!);
+    const name = hopByHopName(fields[i]!);
+    if (name === null) continue;
+    found = true;
+    if (name !== "connection") continue;
+    const value = fields[i + 1]!;
+    if (sameLetters(value, "keep-alive")) continue;
+    for (const option of value.split(",")) {
+      const trimmed = option.trim();
+      // A malformed token cannot name a header we could hold: skip it.
+      if (!TOKEN.test(trimmed)) continue;
+      const lower = trimmed.toLowerCase();
+      if (!HOP_BY_HOP.has(lower)) (listed ??= new Set()).add(lower);
+    }
   }
-  return drop;
+  return found ? listed : undefined;
+}
+
+/** Whether the field `name` is hop-by-hop, or among the names `Connection` listed. */
+function dropsField(listed: Set<string> | null, name: string): boolean {
+  if (hopByHopName(name) !== null) return true;
+  return listed !== null && listed.has(name.toLowerCase());
 }
 
 /**
- * `fields` without the hop-by-hop ones and those `Connection` lists (see
- * {@linkcode hopByHopFieldNames}): the same array when there are none to
- * drop, else a copy.
+ * Removes from `fields` the hop-by-hop ones and those `Connection` lists,
+ * in place (the order of the rest kept); returns `fields`.
  */
 export function endToEndFields(fields: string[]): string[] {
-  const drop = hopByHopFieldNames(fields);
-  if (drop === null) return fields;
-  // Names `Connection` listed may have any length; the fixed ones only theirs.
-  let anyLength = false;
-  for (const name of drop) if (!HOP_BY_HOP.has(name)) anyLength = true;
-  const kept: string[] = [];
+  const listed = connectionListed(fields);
+  if (listed === undefined) return fields;
+  let at = 0;
   for (let i = 0; i < fields.length; i += 2) {
     const raw = fields[i]!;
-    if (
-      (anyLength || HOP_BY_HOP_LENGTHS.has(raw.length)) && drop.has(raw.toLowerCase())
-    ) continue;
-    kept.push(raw, fields[i + 1]!);
+    if (dropsField(listed, raw)) continue;
+    fields[at++] = raw;
+    fields[at++] = fields[i + 1]!;
   }
-  return kept;
+  // Popping is far cheaper than setting `length` on V8 (a runtime call).
+  while (fields.length > at) fields.pop();
+  return fields;
 }
 
 /** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
@@ -156,19 +186,20 @@ export function upstreamRequestPairs(
 
 /**
  * {@linkcode upstreamRequestPairs} for a request whose fields are at hand
- * as received (names and values alternating): the end-to-end ones but
- * `Host` and `Content-Length`, names as they came, `X-Forwarded-For`
- * extended with `clientAddress`, and one `Content-Length: contentLength`
- * (the length the request's framing decided) when given. For a client that
- * sends bodies as they are (no `Accept-Encoding` rewrite).
+ * as the gateway's own server read them (names and values alternating):
+ * the end-to-end ones but `Host` and `Content-Length`, names as they came,
+ * `X-Forwarded-For` extended with `clientAddress`, and one
+ * `Content-Length: contentLength` (the length the request's framing
+ * decided) when given. For a client that sends bodies as they are (no
+ * `Accept-Encoding` rewrite).
  */
-export function upstreamFieldPairs(
+export function upstreamFields(
   fields: readonly string[],
   clientAddress: string | null,
   contentLength: number | null = null,
-): [string, string][] {
-  const drop = hopByHopFieldNames(fields);
-  const pairs: [string, string][] = [];
+): CheckedFields {
+  const listed = connectionListed(fields);
+  const out: string[] = [];
   let forwarded = clientAddress === null;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!;
@@ -177,21 +208,15 @@ export function upstreamFieldPairs(
     if (name.length === 4 && name.toLowerCase() === "host") continue;
     // RFC 9110 §8.6: repeated or listed values of one length go on as one field, added below.
     if (name.length === 14 && name.toLowerCase() === "content-length") continue;
-    if (drop !== null && dropsField(drop, name)) continue;
+    if (listed !== undefined && dropsField(listed, name)) continue;
     if (!forwarded && name.length === 15 && name.toLowerCase() === "x-forwarded-for") {
       value = `${value}, ${clientAddress}`;
       forwarded = true;
     }
-    pairs.push([name, value]);
+    out.push(name, value);
   }
-  if (!forwarded) pairs.push(["x-forwarded-for", clientAddress!]);
-  if (contentLength !== null) pairs.push(["content-length", String(contentLength)]);
-  return pairs;
-}
-
-/** Whether `drop` (lower-case names) holds the field `name`. */
-function dropsField(drop: Set<string>, name: string): boolean {
-  return drop.has(name.toLowerCase());
+  if (!forwarded) out.push("x-forwarded-for", clientAddress!);
+  return new CheckedFields(out, contentLength);
 }
 
 /** {@linkcode upstreamRequestPairs} as `Headers`. */

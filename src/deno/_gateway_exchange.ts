@@ -25,8 +25,9 @@ import {
   tooManyRequestsFields,
 } from "../hono/admission.ts";
 import type { ApfState } from "../hono/types.ts";
+import type { Classification } from "../classify/classifier.ts";
 import { FieldHeaders } from "./_field_headers.ts";
-import { clientAddressOf, upstreamFieldPairs } from "./_forwarded_headers.ts";
+import { clientAddressOf, upstreamFields } from "./_forwarded_headers.ts";
 import {
   type GatewayHandler,
   type GatewayReply,
@@ -34,7 +35,7 @@ import {
   textReply,
 } from "./_gateway_server.ts";
 import { upstreamBody } from "./_upstream_body.ts";
-import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import { SeatLapsed, UpstreamDeadline } from "./_upstream_deadline.ts";
 import { outcomeOfStatus, SampledSeat } from "../coordinator/adaptive_limit.ts";
 import type { Http1UpstreamClient, UpstreamReply } from "./upstream_client.ts";
 
@@ -51,6 +52,12 @@ export interface GatewayExchangeOptions {
   requestTimeoutMs: number;
   /** Told why the upstream could not be reached (the 502 itself says no more). */
   onError?: ((error: unknown, request: Request) => void) | undefined;
+  /**
+   * The set the upstream deadlines go in (default: one of its own, whose
+   * timer stops whenever nothing is pending). The gateway passes one that
+   * keeps its timer, and closes it when it shuts down.
+   */
+  deadlines?: Deadlines | undefined;
 }
 
 const FLOW_SCHEMA_LOWER = FLOW_SCHEMA_UID_HEADER.toLowerCase();
@@ -61,30 +68,33 @@ const PRIORITY_LEVEL_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
 export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler {
   const { admission, client, clock, requestTimeoutMs, onError } = options;
   const base = options.upstream.origin + options.upstream.pathname.replace(/\/+$/, "");
-  const deadlines = new Deadlines(clock);
+  const deadlines = options.deadlines ?? new Deadlines(clock);
 
   async function forward(req: GatewayRequest, state: ApfState): Promise<GatewayReply> {
     const { seat } = state;
-    const controller = new AbortController();
     const deadline = new UpstreamDeadline(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - state.waitedMs),
-      controller,
+      seat,
     );
     let reply: UpstreamReply;
     try {
       reply = await client.send(base + req.target, {
         method: req.method,
-        headers: upstreamFieldPairs(
+        headers: upstreamFields(
           req.fields,
           clientAddressOf(req.remoteAddr),
           req.contentLength,
         ),
         body: req.body,
-        signal: controller.signal,
-      });
+      }, deadline);
     } catch (e) {
       deadline.cancel();
+      if (e instanceof SeatLapsed) {
+        // Never sent: no sample of the upstream's latency (the seat goes back as initialized).
+        seat.initialized();
+        return lapsedReply(state);
+      }
       if (seat instanceof SampledSeat) seat.outcome = deadline.passed ? "timeout" : "error";
       seat.release();
       // The client is gone and will not read this; 499 is nginx's "client closed request".
@@ -136,18 +146,15 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     const q = target.indexOf("?");
     const path = q < 0 ? target : target.slice(0, q);
     const query = q < 0 ? "" : target.slice(q + 1);
-    // What an identity resolver reads of a request: its headers (and its signal, read only by a
-    // request that has to wait).
-    const raw = {
-      method: req.method,
-      headers: new FieldHeaders(req.fields),
-      get signal() {
-        return req.signal;
-      },
-    } as unknown as Request;
     let result: AdmissionResult;
     try {
-      const decided = admission.admit(raw, undefined, req.method, path, query);
+      const decided = admission.admit(
+        new AdmittedRequest(req) as unknown as Request,
+        undefined,
+        req.method,
+        path,
+        query,
+      );
       result = decided instanceof Promise ? await decided : decided;
     } catch (e) {
       console.error("apf serve: the handler failed:", e);
@@ -158,17 +165,51 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
   };
 }
 
+/**
+ * What an identity resolver reads of a request: its headers (and its
+ * signal, read only by a request that has to wait).
+ */
+class AdmittedRequest {
+  readonly method: string;
+  readonly headers: FieldHeaders;
+  readonly #req: GatewayRequest;
+
+  constructor(req: GatewayRequest) {
+    this.method = req.method;
+    this.headers = new FieldHeaders(req.fields);
+    this.#req = req;
+  }
+
+  get signal(): AbortSignal {
+    return this.#req.signal;
+  }
+}
+
 /** The reply to a refused request: its 400 or 401, or the 429 with Retry-After. */
 function refusalReply(refusal: Refusal): GatewayReply {
   const rejection = refusal.rejection;
   if (rejection === null) return textReply(refusal.status, refusal.message);
+  return tooManyRequests(rejection.classification, rejection.retryAfterSeconds);
+}
+
+/** A 429 with `Retry-After` and the APF headers of `classification`. */
+function tooManyRequests(classification: Classification, retryAfterSeconds: number): GatewayReply {
   return {
     status: 429,
     statusText: "",
-    fields: tooManyRequestsFields(rejection.classification, rejection.retryAfterSeconds),
+    fields: tooManyRequestsFields(classification, retryAfterSeconds),
     body: TOO_MANY_REQUESTS_BYTES,
     lengthInFields: false,
   };
+}
+
+/**
+ * The reply to a request whose seat's lease lapsed before it was sent: a
+ * 429 with `Retry-After: 1`, as the budget holder refuses a request once
+ * its lease ended.
+ */
+function lapsedReply(state: ApfState): GatewayReply {
+  return tooManyRequests(state.classification, 1);
 }
 
 /**

@@ -101,9 +101,11 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   #busy = false;
   #closed = false;
   #out = new Uint8Array(ONE_WRITE);
+  readonly #remoteAddr: Deno.NetAddr;
 
   constructor(conn: Deno.TcpConn, handler: GatewayHandler, hooks: ConnectionHooks) {
     this.#conn = conn;
+    this.#remoteAddr = conn.remoteAddr;
     this.#handler = handler;
     this.#hooks = hooks;
     this.finished = this.#serve();
@@ -217,12 +219,12 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
    */
   #watch(): void {
     if (this.#pending !== null || this.#ahead !== null || this.#closed) return;
-    const buf = this.#buf;
-    this.#ahead = this.#conn.read(buf).then(
-      (n) => n === null ? this.#left() : buf.subarray(0, n),
-      () => this.#left(),
-    );
+    this.#ahead = this.#conn.read(this.#buf).then(this.#readAhead, this.#readAheadFailed);
   }
+
+  #readAhead = (n: number | null): Uint8Array | null =>
+    n === null ? this.#left() : this.#buf.subarray(0, n);
+  #readAheadFailed = (): null => this.#left();
 
   #left(): null {
     this.#gone = true;
@@ -234,35 +236,31 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   async #exchange(head: RequestHeadInfo): Promise<boolean> {
     const body = head.framing.kind === "none" ? null : this.#body(head.expectContinue);
     if (body === null) this.#watch();
-    // deno-lint-ignore no-this-alias
-    const self = this;
-    const request: GatewayRequest = {
-      method: head.method,
-      target: head.target,
-      fields: head.fields,
-      body,
-      remoteAddr: this.#conn.remoteAddr,
-      get signal(): AbortSignal {
-        if (self.#abort === null) {
-          self.#abort = new AbortController();
-          if (self.#gone) self.#abort.abort(new DOMException("the client went away", "AbortError"));
-        }
-        return self.#abort.signal;
-      },
-      get gone(): boolean {
-        return self.#gone;
-      },
-      contentLength: head.framing.kind === "length" ? head.framing.length : null,
-      get refused(): RequestRefused | null {
-        return self.#refused;
-      },
-    };
-    const reply = await this.#handler(request);
+    const reply = await this.#handler(new ConnectionRequest(this, head, body, this.#remoteAddr));
     // A request body the handler did not read to its end leaves the connection unusable.
     const whole = body === null || this.#ended;
     if (!whole) body?.cancel().catch(() => {});
     const keepAlive = head.keepAlive && whole && !this.#gone;
     return await this.#respond(reply, head, keepAlive);
+  }
+
+  /** The current request's `signal` (see {@linkcode GatewayRequest.signal}). */
+  requestSignal(): AbortSignal {
+    if (this.#abort === null) {
+      this.#abort = new AbortController();
+      if (this.#gone) this.#abort.abort(new DOMException("the client went away", "AbortError"));
+    }
+    return this.#abort.signal;
+  }
+
+  /** Whether the current request's client went away. */
+  get requestGone(): boolean {
+    return this.#gone;
+  }
+
+  /** Why the current request's body was refused, if it was. */
+  get requestRefused(): RequestRefused | null {
+    return this.#refused;
   }
 
   /** The request body as a stream, read from the connection as it is pulled. */
@@ -404,6 +402,44 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
       1,
     );
     await this.#write(latin1(text + message));
+  }
+}
+
+/** A request on a connection: what changes as it is handled is the connection's. */
+class ConnectionRequest implements GatewayRequest {
+  readonly method: string;
+  readonly target: string;
+  readonly fields: string[];
+  readonly body: ReadableStream<Uint8Array> | null;
+  readonly remoteAddr: Deno.NetAddr;
+  readonly contentLength: number | null;
+  readonly #conn: GatewayConnection;
+
+  constructor(
+    conn: GatewayConnection,
+    head: RequestHeadInfo,
+    body: ReadableStream<Uint8Array> | null,
+    remoteAddr: Deno.NetAddr,
+  ) {
+    this.#conn = conn;
+    this.method = head.method;
+    this.target = head.target;
+    this.fields = head.fields;
+    this.body = body;
+    this.remoteAddr = remoteAddr;
+    this.contentLength = head.framing.kind === "length" ? head.framing.length : null;
+  }
+
+  get signal(): AbortSignal {
+    return this.#conn.requestSignal();
+  }
+
+  get gone(): boolean {
+    return this.#conn.requestGone;
+  }
+
+  get refused(): RequestRefused | null {
+    return this.#conn.requestRefused;
   }
 }
 

@@ -15,6 +15,7 @@
  * @module
  */
 
+import type { CallCancel } from "./_call_cancel.ts";
 import type { Http1Connection } from "./_http1_connection.ts";
 import type { ParsedHead, ResponseEvents } from "./_http1_parser.ts";
 import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
@@ -39,7 +40,7 @@ export interface ExchangeRequest {
   method: string;
   head: RequestHead;
   body: ReadableStream<Uint8Array> | null;
-  signal: AbortSignal | undefined;
+  cancel: CallCancel | undefined;
 }
 
 /** Told once an exchange is over: whether its connection may carry another, and for how long. */
@@ -116,11 +117,14 @@ class Exchange implements ResponseEvents {
 
   async run(): Promise<UpstreamReply> {
     const conn = this.#conn;
-    const { signal } = this.#req;
+    const { cancel } = this.#req;
     conn.parser.start(this.#req.method, this);
     try {
-      signal?.throwIfAborted();
-      signal?.addEventListener("abort", this.#onAbort, { once: true });
+      if (cancel !== undefined) {
+        if (cancel.aborted) throw cancel.reason;
+        cancel.beforeSend?.();
+        cancel.watch(this.#onAbort);
+      }
       try {
         await conn.writeHead(this.#req.head.text);
       } catch (e) {
@@ -146,7 +150,7 @@ class Exchange implements ResponseEvents {
       return this.#reply(this.#head);
     } catch (e) {
       this.#fail();
-      throw signal?.aborted ? signal.reason : e;
+      throw cancel?.aborted ? cancel.reason : e;
     }
   }
 
@@ -198,8 +202,8 @@ class Exchange implements ResponseEvents {
       }
     } catch (e) {
       this.#fail();
-      const { signal } = this.#req;
-      throw signal?.aborted ? signal.reason : e;
+      const { cancel } = this.#req;
+      throw cancel?.aborted ? cancel.reason : e;
     }
     for (const chunk of this.#chunks) controller.enqueue(chunk);
     this.#chunks.length = 0;
@@ -232,7 +236,7 @@ class Exchange implements ResponseEvents {
   #finish(): void {
     if (this.#over) return;
     this.#over = true;
-    this.#req.signal?.removeEventListener("abort", this.#onAbort);
+    this.#req.cancel?.unwatch();
     const head = this.#head;
     const reusable = !this.#failed && this.#ended && head !== null &&
       head.persistence.reusable && this.#conn.parser.leftover === 0 && !this.#conn.closed;

@@ -34,6 +34,7 @@ import {
   responseFraming,
 } from "./_http1_framing.ts";
 import {
+  type BodyFraming,
   HEAD_LIMIT,
   InvalidResponse,
   type ParserState,
@@ -61,14 +62,7 @@ export interface ResponseEvents {
   onEnd(): void;
 }
 
-/** What the parser hands `kOnHeadersComplete` (its compatibility mode of Node 0.12+). */
-interface HeadInfo {
-  versionMajor: number;
-  versionMinor: number;
-  headers: string[];
-  statusCode: number;
-  statusMessage: string;
-}
+const NO_BODY: BodyFraming = { kind: "none" };
 
 /**
  * Most bytes one {@linkcode ResponseParser.feed} parses at once: the parser
@@ -88,7 +82,7 @@ export class ResponseParser {
 
   constructor() {
     const p = strictParser();
-    p[HTTPParser.kOnHeadersComplete] = (info: HeadInfo) => this.#head(info);
+    p.headDone = () => this.#head();
     p[HTTPParser.kOnBody] = (chunk: Uint8Array) => this.#events!.onBody(chunk);
     p[HTTPParser.kOnMessageComplete] = () => this.#end();
     this.#p = p;
@@ -146,7 +140,9 @@ export class ResponseParser {
     }
   }
 
-  #head(info: HeadInfo): number {
+  #head(): BodyFraming {
+    const p = this.#p;
+    const info = p.info;
     const head = {
       method: this.#method,
       status: info.statusCode,
@@ -157,21 +153,17 @@ export class ResponseParser {
     const framing = responseFraming(head);
     if (framing.kind === "interim") {
       this.#interim = true;
-      return 1; // no body; the final response follows on the same connection
+      return NO_BODY; // the final response follows on the same connection
     }
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
-    // The parser reads these once we return: make it follow our decision, not its own.
-    const p = this.#p;
-    p.isChunked = framing.kind === "chunked";
-    p.body_bytes = framing.kind === "length" ? framing.length : null;
-    this.#events!.onHead({
+    p.userCall()(this.#events!.onHead({
       status: info.statusCode,
       statusText: info.statusMessage,
       headers: info.headers,
       framing,
       persistence: persistence(head, framing),
-    });
-    return framing.kind === "none" ? 1 : 0;
+    }));
+    return framing;
   }
 
   #end(): void {

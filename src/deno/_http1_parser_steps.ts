@@ -68,10 +68,28 @@ export interface ParserState {
   consumeLine(): string | undefined;
   parseHeader(line: string, headers: string[]): void;
   RESPONSE_LINE(): boolean | void;
+  HEADER(): void;
+  isUserCall: boolean;
+  /** Calls out of the parser go through this: an error they throw passes as it is. */
+  userCall(): (ret?: unknown) => unknown;
+  info: {
+    headers: string[];
+    versionMajor: number;
+    versionMinor: number;
+    statusCode: number;
+    statusMessage: string;
+  };
+  /** Ours: the header section is complete; the owner tells how the body is framed. */
+  headDone(): BodyFraming;
   BODY_CHUNKHEAD(): void;
   BODY_CHUNKTRAILERS(): void;
   [key: number]: unknown;
 }
+
+/** How a body is framed, as the parser is to read it. */
+export type BodyFraming =
+  | { readonly kind: "none" | "chunked" | "close" }
+  | { readonly kind: "length"; readonly length: number };
 
 /**
  * A parser in `RESPONSE` mode (or `kind`) with our steps in place of its
@@ -84,6 +102,7 @@ export function strictParser(
   p.consumeLine = consumeLine;
   p.parseHeader = parseHeader;
   p.RESPONSE_LINE = responseLine;
+  p.HEADER = header;
   p.BODY_CHUNKHEAD = chunkHead;
   p.BODY_CHUNKTRAILERS = trailers;
   p.budget = HEAD_LIMIT;
@@ -166,33 +185,103 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
   return out;
 }
 
-const parserResponseLine = (HTTPParser.prototype as unknown as ParserState).RESPONSE_LINE;
-
 /**
- * The parser's `RESPONSE_LINE`, unless the response has ended: then it
- * stops the parser. The parser takes `HTTP/1.1 2000` as 200 and a reason
- * of `0`: RFC 9112 §4 wants a space after the three digits, or nothing.
+ * The parser's `RESPONSE_LINE`, ours, unless the response has ended: then
+ * it stops the parser. What the parser's regular expression takes, read
+ * with `charCodeAt` (RFC 9112 §4: `HTTP/` DIGIT `.` DIGIT SP 3DIGIT, then
+ * a space and the reason, or nothing), but `HTTP/1.1 2000`, which the
+ * parser takes as 200 with a reason of `0`. Empty lines before it are
+ * skipped, as the parser does.
  */
 function responseLine(this: ParserState): boolean | void {
   if (this.stopped) return true;
-  parserResponseLine.call(this);
-  const line = this.lastLine;
-  if (this.state === "HEADER" && line.length > 12 && line.charCodeAt(12) !== 0x20) {
+  const line = this.consumeLine();
+  if (!line) return;
+  const major = line.charCodeAt(5) - 0x30;
+  const minor = line.charCodeAt(7) - 0x30;
+  const status = (line.charCodeAt(9) - 0x30) * 100 + (line.charCodeAt(10) - 0x30) * 10 +
+    line.charCodeAt(11) - 0x30;
+  if (
+    !line.startsWith("HTTP/") || !(major >= 0 && major <= 9) || line.charCodeAt(6) !== 0x2e ||
+    !(minor >= 0 && minor <= 9) || line.charCodeAt(8) !== 0x20 || !isDigit(line, 9) ||
+    !isDigit(line, 10) || !isDigit(line, 11) ||
+    (line.length > 12 && line.charCodeAt(12) !== 0x20) || line.indexOf("\r") >= 0
+  ) {
     throw new InvalidResponse(`invalid status line ${JSON.stringify(line.slice(0, 40))}`);
   }
+  const info = this.info;
+  info.versionMajor = major;
+  info.versionMinor = minor;
+  info.statusCode = status;
+  info.statusMessage = line.length > 13 ? line.slice(13) : "";
+  this.state = "HEADER";
 }
 
-const parserParseHeader = (HTTPParser.prototype as unknown as ParserState).parseHeader;
+function isDigit(line: string, at: number): boolean {
+  const c = line.charCodeAt(at);
+  return c >= 0x30 && c <= 0x39;
+}
 
-/** The parser's `parseHeader`, refusing what it would skip in silence (RFC 9112 §5.1, §5.2). */
+/**
+ * The parser's `parseHeader`, ours: what its regular expression takes (a
+ * name without a colon, space or tab, then a colon, the value trimmed of
+ * spaces and tabs), read with `indexOf`, and an obs-fold line appended to
+ * the previous value as it does (RFC 9112 §5.2: a proxy replaces it with a
+ * space). What it skips in silence is an error (RFC 9112 §5.1, §5.2): a
+ * line that is no field, a fold before any field; so is a CR in a value
+ * (RFC 9110 §5.5).
+ */
 function parseHeader(this: ParserState, line: string, headers: string[]): void {
-  const before = headers.length;
+  if (line.indexOf("\r") >= 0) throw new InvalidResponse("a CR in a header line");
   const first = line.charCodeAt(0);
-  const fold = first === 0x20 || first === 0x09;
-  if (fold && before === 0) throw new InvalidResponse("a folded line before any header field");
-  parserParseHeader.call(this, line, headers);
-  if (!fold && headers.length === before) {
+  if (first === 0x20 || first === 0x09) {
+    if (headers.length === 0) throw new InvalidResponse("a folded line before any header field");
+    const folded = trimmed(line, 0);
+    if (folded !== "") {
+      const last = headers.length - 1;
+      headers[last] = headers[last] === "" ? folded : `${headers[last]} ${folded}`;
+    }
+    return;
+  }
+  const colon = line.indexOf(":");
+  if (colon <= 0 || line.lastIndexOf(" ", colon) >= 0 || line.lastIndexOf("\t", colon) >= 0) {
     throw new InvalidResponse(`not a header field: ${JSON.stringify(line.slice(0, 40))}`);
+  }
+  headers.push(line.slice(0, colon), trimmed(line, colon + 1));
+}
+
+/** `line` from `from` on, without the spaces and tabs around it. */
+function trimmed(line: string, from: number): string {
+  let to = line.length;
+  let c = line.charCodeAt(from);
+  while (c === 0x20 || c === 0x09) c = line.charCodeAt(++from);
+  c = line.charCodeAt(to - 1);
+  while (to > from && (c === 0x20 || c === 0x09)) c = line.charCodeAt(--to - 1);
+  return line.slice(from, to);
+}
+
+/**
+ * The parser's `HEADER`, ours for both sides: at the end of the header
+ * section, the owner's {@linkcode ParserState.headDone} decides how the
+ * body is framed, and the parser follows (the parser's own step reads the
+ * framing fields itself, lower-casing every name, before it asks).
+ */
+function header(this: ParserState): void {
+  const line = this.consumeLine();
+  if (line === undefined) return;
+  if (line !== "") return this.parseHeader(line, this.info.headers);
+  const framing = this.headDone();
+  if (framing.kind === "chunked") {
+    this.isChunked = true;
+    this.state = "BODY_CHUNKHEAD";
+  } else if (framing.kind === "length" && framing.length > 0) {
+    this.body_bytes = framing.length;
+    this.state = "BODY_SIZED";
+  } else if (framing.kind === "close") {
+    this.body_bytes = null;
+    this.state = "BODY_RAW";
+  } else {
+    this.nextRequest();
   }
 }
 

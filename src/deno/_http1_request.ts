@@ -33,6 +33,23 @@ export interface RequestHead {
 }
 
 /**
+ * Header fields the gateway's own server read, to be sent as they are:
+ * names and values alternating, each name a token and each value Latin-1
+ * without CR, LF or NUL (what `_http1_request_parser.ts` lets through),
+ * with `Host`, `Content-Length` and the hop-by-hop fields already left out;
+ * `contentLength` is the body's length by the request's framing, or `null`.
+ * Sending them skips the checks a field from elsewhere needs.
+ */
+export class CheckedFields {
+  readonly fields: readonly string[];
+  readonly contentLength: number | null;
+  constructor(fields: readonly string[], contentLength: number | null) {
+    this.fields = fields;
+    this.contentLength = contentLength;
+  }
+}
+
+/**
  * The head of a request for `target` (the raw path and query) on `host`,
  * with `headers` as given but `Host`, `Transfer-Encoding`, `Connection` and
  * `Keep-Alive`, which are ours, plus the framing of the body.
@@ -43,7 +60,7 @@ export function encodeHead(
   method: string,
   target: string,
   host: string,
-  headers: readonly (readonly [string, string])[],
+  headers: readonly (readonly [string, string])[] | CheckedFields,
   hasBody: boolean,
 ): RequestHead {
   if (!TOKEN.test(method) || method === "CONNECT") {
@@ -54,19 +71,28 @@ export function encodeHead(
   }
   let head = `${method} ${target} HTTP/1.1\r\nhost: ${host}\r\n`;
   let contentLength: string | null = null;
-  for (const [name, value] of headers) {
-    if (!TOKEN.test(name) || BREAKS_VALUE.test(value) || BEYOND_LATIN1.test(value)) {
-      throw new TypeError(`Cannot send the request: header ${JSON.stringify(name)}`);
+  if (headers instanceof CheckedFields) {
+    const f = headers.fields;
+    for (let i = 0; i < f.length; i += 2) head += `${f[i]}: ${f[i + 1]}\r\n`;
+    if (headers.contentLength !== null) {
+      contentLength = String(headers.contentLength);
+      head += `content-length: ${contentLength}\r\n`;
     }
-    const lower = name.toLowerCase();
-    if (OURS.has(lower)) continue;
-    if (lower === "content-length") {
-      if (contentLength !== null || !/^[0-9]{1,15}$/.test(value)) {
-        throw new TypeError(`Cannot send the request: Content-Length ${JSON.stringify(value)}`);
+  } else {
+    for (const [name, value] of headers) {
+      if (!TOKEN.test(name) || BREAKS_VALUE.test(value) || BEYOND_LATIN1.test(value)) {
+        throw new TypeError(`Cannot send the request: header ${JSON.stringify(name)}`);
       }
-      contentLength = value;
+      const lower = name.toLowerCase();
+      if (OURS.has(lower)) continue;
+      if (lower === "content-length") {
+        if (contentLength !== null || !/^[0-9]{1,15}$/.test(value)) {
+          throw new TypeError(`Cannot send the request: Content-Length ${JSON.stringify(value)}`);
+        }
+        contentLength = value;
+      }
+      head += `${name}: ${value}\r\n`;
     }
-    head += `${name}: ${value}\r\n`;
   }
   if (!hasBody && contentLength !== null && Number(contentLength) !== 0) {
     throw new TypeError(`Cannot send the request: Content-Length ${contentLength} without a body`);

@@ -82,12 +82,8 @@ const FEED_LIMIT = 64 * 1024;
 
 /** The parts of a `REQUEST` parser we use or replace, beyond those of the response's. */
 interface RequestState extends ParserState {
-  info: { headers: string[] };
   headerSize: number;
-  isUserCall: boolean;
-  userCall(): (ret?: unknown) => unknown;
   REQUEST_LINE(): boolean | void;
-  HEADER(): void;
   /** Ours: the parts of the request line. */
   reqMethod: string;
   reqTarget: string;
@@ -112,7 +108,6 @@ export class RequestParser {
   constructor() {
     const p = strictParser(HTTPParser.REQUEST) as RequestState;
     p.REQUEST_LINE = requestLine;
-    p.HEADER = header;
     p.parseHeader = parseHeader;
     p.fault = requestFault;
     p.reqMethod = "";
@@ -268,23 +263,6 @@ function requestLine(this: RequestState): boolean | void {
 
 const invalidLine = (line: string) =>
   new RequestRefused(400, `invalid request line ${JSON.stringify(line.slice(0, 80))}`);
-
-/** The parser's `HEADER`, handing the complete head to the owner and following its framing. */
-function header(this: RequestState): void {
-  const line = this.consumeLine();
-  if (line === undefined) return;
-  if (line !== "") return this.parseHeader(line, this.info.headers);
-  const framing = this.headDone();
-  if (framing.kind === "chunked") {
-    this.isChunked = true;
-    this.state = "BODY_CHUNKHEAD";
-  } else if (framing.kind === "length" && framing.length > 0) {
-    this.body_bytes = framing.length;
-    this.state = "BODY_SIZED";
-  } else {
-    this.nextRequest();
-  }
-}
 
 /**
  * The parser's `parseHeader`, ours: the parser's splits a line with a

@@ -12,6 +12,7 @@ import type { Clock } from "../fairqueuing/clock.ts";
 import { upstreamBody } from "./_upstream_body.ts";
 import { Deadlines } from "../fairqueuing/deadlines.ts";
 import { UpstreamDeadline } from "./_upstream_deadline.ts";
+import { TOO_MANY_REQUESTS_BODY } from "../hono/admission.ts";
 import { clientAddressOf, dropHopByHop, upstreamRequestPairs } from "./_forwarded_headers.ts";
 import type { GatewayEnv } from "./gateway_types.ts";
 import { bodyInHand, type UpstreamClient } from "./upstream_client.ts";
@@ -26,6 +27,12 @@ export interface ReverseProxyOptions {
   onError?: ((error: unknown, request: Request) => void) | undefined;
   /** What requests go through. */
   client: UpstreamClient;
+  /**
+   * The set the upstream deadlines go in (default: one of its own, whose
+   * timer stops whenever nothing is pending). The gateway passes one that
+   * keeps its timer, and closes it when it shuts down.
+   */
+  deadlines?: Deadlines | undefined;
 }
 
 /**
@@ -46,21 +53,27 @@ export function reverseProxy(
   const origin = upstream.origin;
   const prefix = upstream.pathname.replace(/\/+$/, "");
   const { clock, requestTimeoutMs, onError, client } = options;
-  const deadlines = new Deadlines(clock);
+  const deadlines = options.deadlines ?? new Deadlines(clock);
   return async function proxy(c: Context<GatewayEnv>): Promise<Response> {
     const req = c.req.raw;
     const url = req.url;
     // The raw path and query, still percent-encoded: forwarded byte for byte.
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const target = origin + prefix + (pathStart < 0 ? "/" : url.slice(pathStart).split("#")[0]);
-    const controller = new AbortController();
     const state = c.get("apf");
     const waitedMs = state?.waitedMs ?? 0;
     const deadline = new UpstreamDeadline(
       deadlines,
       clock.now() + Math.max(1, requestTimeoutMs - waitedMs),
-      controller,
     );
+    if (state?.seat.stillHeld?.() === false) {
+      // Admitted on a budget lease that lapsed before it was sent (docs/sharing-seats.md): the
+      // seat goes back as initialized (no sample of the upstream's latency), the request is not
+      // sent.
+      deadline.cancel();
+      state.seat.initialized();
+      return c.text(TOO_MANY_REQUESTS_BODY, 429, { "Retry-After": "1" });
+    }
     let res: Response;
     try {
       res = await client.fetch(target, {
@@ -71,7 +84,7 @@ export function reverseProxy(
           client.decodesContent,
         ),
         body: req.body,
-        signal: controller.signal,
+        signal: deadline.signal,
       });
     } catch (e) {
       deadline.cancel();

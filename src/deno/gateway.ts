@@ -10,6 +10,7 @@
 import { Hono } from "hono";
 import { frontProxyIdentity } from "../classify/identity_resolvers.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
+import { Deadlines } from "../fairqueuing/deadlines.ts";
 import { apf, type ApfOptions } from "../hono/mod.ts";
 import { adminRouter } from "../observe/admin_router.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../coordinator/seat_request.ts";
@@ -95,6 +96,8 @@ export function serveGateway(options: GatewayOptions): Gateway {
   let client: UpstreamClient;
   let driver: ConnectionDriver | null;
   let handler: GuardedHandler;
+  // Upstream deadlines come and go with every request: the set keeps its timer (closed below).
+  const deadlines = new Deadlines(clock, { keepTimer: true });
   if (clientKind === "http1") {
     // The gateway's own HTTP/1.1 server: the request is admitted by the middleware's admission
     // and the upstream's reply passed on as read (no Request or Response per request).
@@ -107,6 +110,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
       clock,
       requestTimeoutMs,
       onError,
+      deadlines,
     }));
     handler = () => new Response(null, { status: 500 }); // not called: the driver has its own
   } else {
@@ -115,7 +119,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     driver = nativeDriver();
     const app = new Hono<GatewayEnv>();
     app.use(middleware);
-    app.all("*", reverseProxy(upstream, { clock, requestTimeoutMs, onError, client }));
+    app.all("*", reverseProxy(upstream, { clock, requestTimeoutMs, onError, client, deadlines }));
     handler = (req, info) => app.fetch(req, info);
   }
 
@@ -145,6 +149,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
     // The main listener is up but the admin one failed (port taken): stop it too.
     for (const server of servers) void server.shutdown();
     middleware.close();
+    deadlines.stopKeepingTimer();
     void client.close();
     throw e;
   }
@@ -163,6 +168,8 @@ export function serveGateway(options: GatewayOptions): Gateway {
     stopping ??= Promise.all(servers.map((s) => s.shutdown())).then(() => {
       unexpose();
       middleware.close();
+      // A body still read to its end for a client that left keeps its deadline.
+      deadlines.stopKeepingTimer();
       // In-flight requests are done: what the client holds now is idle.
       return client.close();
     });

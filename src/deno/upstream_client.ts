@@ -31,13 +31,14 @@
  */
 
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
+import { type CallCancel, SignalCancel } from "./_call_cancel.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import type { Origin } from "./_http1_connection.ts";
 import { exchange, NoResponse, type UpstreamReply } from "./_http1_exchange.ts";
 import { InvalidResponse } from "./_http1_parser.ts";
 import { mayRetry } from "./_http1_framing.ts";
 import { Http1Pool } from "./_http1_pool.ts";
-import { encodeHead } from "./_http1_request.ts";
+import { type CheckedFields, encodeHead } from "./_http1_request.ts";
 
 export type { UpstreamReply } from "./_http1_exchange.ts";
 
@@ -63,6 +64,12 @@ export interface UpstreamRequestInit {
   body: ReadableStream<Uint8Array> | null;
   /** Aborts the exchange: before the response head, the call rejects; after, the body fails. */
   signal?: AbortSignal;
+}
+
+/** What {@linkcode Http1UpstreamClient.send} also takes: fields the gateway's server read. */
+export interface CheckedInit extends Omit<UpstreamRequestInit, "headers"> {
+  /** Sent as they are (see {@linkcode CheckedFields}). */
+  headers: CheckedFields;
 }
 
 /** A client the gateway forwards requests through. */
@@ -208,8 +215,15 @@ export class Http1UpstreamClient implements UpstreamClient {
   /**
    * Like {@linkcode fetch}, resolving with the reply as read: its status,
    * its end-to-end fields, its body (bytes in hand, or a stream).
+   * `cancel`, when given, ends the call early instead of `init.signal`
+   * (the gateway's upstream deadline, with no `AbortSignal` made for it).
    */
-  async send(url: string, init: UpstreamRequestInit): Promise<UpstreamReply> {
+  async send(
+    url: string,
+    init: UpstreamRequestInit | CheckedInit,
+    cancel?: CallCancel,
+  ): Promise<UpstreamReply> {
+    cancel ??= init.signal === undefined ? undefined : new SignalCancel(init.signal);
     const authorityEnd = url.indexOf("/", url.indexOf("//") + 2);
     const end = authorityEnd < 0 ? url.length : authorityEnd;
     const pool = this.#pools.get(url.slice(0, end)) ?? this.#poolFor(url.slice(0, end));
@@ -220,19 +234,19 @@ export class Http1UpstreamClient implements UpstreamClient {
       method,
       head: encodeHead(method, target, pool.origin.host, init.headers, body !== null),
       body,
-      signal: init.signal,
+      cancel,
     };
     const kept = pool.take();
-    const conn = kept ?? await pool.dial(init.signal);
+    const conn = kept ?? await pool.dial(cancel?.signal);
     try {
       return await exchange(conn, request, pool.done);
     } catch (e) {
       // RFC 9112 §9.3.1: a kept-alive connection the upstream closed while it idled.
       if (
-        kept === null || !(e instanceof NoResponse) || init.signal?.aborted === true ||
+        kept === null || !(e instanceof NoResponse) || cancel?.aborted === true ||
         !mayRetry(method, e.written, body !== null)
       ) throw e;
-      return await exchange(await pool.dial(init.signal), request, pool.done);
+      return await exchange(await pool.dial(cancel?.signal), request, pool.done);
     }
   }
 

@@ -98,6 +98,34 @@ Deno.test("holder frozen past its lease: an acquire before its timers ran admits
   done(s);
 });
 
+Deno.test("holder frozen past its lease: a seat admitted before says it is no longer held, even once the lease is renewed", async () => {
+  let shifted: ShiftedClock | undefined;
+  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
+  const h = s.holders[0]!;
+  const first = track(h.acquire(request()));
+  await run(s, WINDOW_MS + 1_000);
+  assert.ok(first.outcome !== "pending" && first.outcome.admitted);
+  const seat = first.outcome.seat;
+  assert.equal(seat.stillHeld?.(), true, "held while its lease runs");
+  await run(s, 5_000); // renewed every period meanwhile
+  assert.equal(seat.stillHeld?.(), true, "a renewed lease is the same lease");
+  // Frozen 10 s: its clock jumps, its timers have not run. The seat is asked before the timers.
+  shifted!.offset += 10_000;
+  assert.equal(seat.stillHeld?.(), false, "the lease it was admitted on lapsed");
+  assert.equal(h.budgets()[0]!.capacity, 0, "asking found the lapse: no admission on it");
+  await settle(50); // the settle it started answers: a new lease
+  assert.equal(h.budgets()[0]!.mode, "budget");
+  assert.ok(h.budgets()[0]!.capacity >= 1);
+  assert.equal(seat.stillHeld?.(), false, "not held on the new lease either");
+  const after = track(h.acquire(request()));
+  await settle(5);
+  assert.ok(after.outcome !== "pending" && after.outcome.admitted);
+  assert.equal(after.outcome.seat.stillHeld?.(), true, "a seat of the new lease is held");
+  assert.equal(seat.release(), true, "the lapsed seat is still given back once");
+  release(after);
+  done(s);
+});
+
 Deno.test("holder: the policy applies only once a store operation started after the lease's end has failed", async () => {
   const s = setup(1, { policy: "local", fallbackFraction: 0.5 });
   const h = s.holders[0]!;

@@ -5,6 +5,8 @@
 
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
+import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
+import type { Coordinator, Seat } from "../../src/coordinator/types.ts";
 import { smallConfig } from "./_helpers.ts";
 import { sleep } from "../_helpers/real_time.ts";
 import { tenantsManifest } from "../_helpers/tenants.ts";
@@ -148,3 +150,71 @@ Deno.test("a client gone while the body streams: the seat waits for the upstream
     await upstream.close();
   }
 });
+
+/**
+ * A coordinator whose seats say whether they are still held as `held()`
+ * says (a budget holder's after its lease lapsed), counting acquires and
+ * releases.
+ */
+function leasedCoordinator(held: () => boolean) {
+  const inner = new EmbeddedCoordinator(TWO_SEATS);
+  const counts = { acquired: 0, released: 0 };
+  const coordinator: Coordinator = {
+    async acquire(request, options) {
+      const admission = await inner.acquire(request, options);
+      if (!admission.admitted) return admission;
+      counts.acquired++;
+      const seat = admission.seat;
+      const leased: Seat = {
+        priorityLevel: seat.priorityLevel,
+        release: (o) => {
+          const released = seat.release(o);
+          if (released) counts.released++;
+          return released;
+        },
+        initialized: () => {
+          if (seat.release()) counts.released++;
+        },
+        [Symbol.dispose]: () => leased.release(),
+        stillHeld: held,
+      };
+      return { ...admission, seat: leased };
+    },
+  };
+  return { coordinator, counts, close: () => inner.close() };
+}
+
+for (const upstreamClient of ["http1", "fetch"] as const) {
+  Deno.test(`${upstreamClient}: a request whose seat's lease lapsed before it was sent gets 429 and never reaches the upstream`, async () => {
+    const upstream = workingUpstream(0, 0);
+    let held = true;
+    const leased = leasedCoordinator(() => held);
+    await using gateway = serveGateway({
+      upstream: upstream.url,
+      listen: { hostname: "127.0.0.1", port: 0 },
+      config: TWO_SEATS,
+      coordinator: leased.coordinator,
+      upstreamClient,
+    });
+    try {
+      const url = `http://127.0.0.1:${gateway.addr.port}/export`;
+      const ok = await fetch(url);
+      assert.equal(ok.status, 200);
+      await ok.body?.cancel();
+      held = false;
+      const lapsed = await fetch(url);
+      assert.equal(lapsed.status, 429);
+      assert.equal(lapsed.headers.get("retry-after"), "1");
+      assert.ok(lapsed.headers.has("x-kubernetes-pf-prioritylevel-uid"));
+      await lapsed.body?.cancel();
+      assert.equal(upstream.finished + upstream.active, 1, "only the first reached the upstream");
+      // The seats go back as the responses end, just after the client has them.
+      for (let i = 0; i < 100 && leased.counts.released < 2; i++) await sleep(10);
+      await sleep(20);
+      assert.deepEqual(leased.counts, { acquired: 2, released: 2 }, "each seat given back once");
+    } finally {
+      await upstream.close();
+      leased.close();
+    }
+  });
+}

@@ -6,6 +6,8 @@
  */
 
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import fc from "fast-check";
 import { HTTPParser } from "http-parser-js";
 import {
   HEAD_LIMIT,
@@ -49,6 +51,7 @@ Deno.test("the parser's steps we replace or call are still http-parser-js's own"
       "consumeLine",
       "parseHeader",
       "RESPONSE_LINE",
+      "HEADER",
       "BODY_CHUNKHEAD",
       "BODY_CHUNKTRAILERS",
       "BODY_CHUNKEMPTYLINE",
@@ -189,4 +192,70 @@ Deno.test("the end of the connection ends a close-delimited body, and only that"
   assert.throws(() => parser.end(), /the connection closed before the response ended/);
   parser.start("GET", { onHead() {}, onBody() {}, onEnd() {} });
   assert.throws(() => parser.end(), /the connection closed before the response ended/);
+});
+
+interface TheirHead {
+  versionMajor: number;
+  versionMinor: number;
+  statusCode: number;
+  statusMessage: string;
+  headers: string[];
+}
+
+/** What the parser itself (none of our steps) makes of a response head, or `null` if it fails. */
+function parserHead(text: string): TheirHead | null {
+  const p = new HTTPParser(HTTPParser.RESPONSE) as unknown as {
+    execute(chunk: Buffer): number | Error;
+    [key: number]: unknown;
+  };
+  const seen: TheirHead[] = [];
+  p[HTTPParser.kOnHeadersComplete] = (info: TheirHead) => {
+    seen.push(info);
+  };
+  const result = p.execute(Buffer.from(text, "latin1"));
+  return result instanceof Error ? null : seen[0] ?? null;
+}
+
+Deno.test("status and header lines: ours read what the parser's own steps read, or refuse what they would skip", () => {
+  const statusLine = fc.oneof(
+    fc.constantFrom("HTTP/1.1 200 OK", "HTTP/1.0 404 Not Found", "HTTP/1.1 204", "HTTP/1.1 200 "),
+    fc.stringMatching(/^HTTP\/[0-9x]\.[0-9] ?[0-9x]{2,4}( [ -~\t]{0,6})?$/),
+  );
+  const field = fc.oneof(
+    fc.stringMatching(/^[A-Za-z-]{1,6}:[ \t]{0,2}[ -~]{0,6}[ \t]{0,2}$/),
+    fc.stringMatching(/^[ \t]{1,2}[ -~]{0,6}$/), // an obs-fold line
+    fc.stringMatching(/^[A-Za-z :\t-]{1,8}$/), // perhaps no field
+    fc.stringMatching(/^[A-Za-z]{1,3}:[a-z\r]{0,3}$/), // a CR in the value
+  );
+  fc.assert(
+    fc.property(statusLine, fc.array(field, { maxLength: 4 }), (status, fields) => {
+      const text = `${status}\r\n${
+        fields.map((f) => `${f}\r\n`).join("")
+      }Content-Length: 0\r\n\r\n`;
+      const theirs = parserHead(text);
+      let ours: ParsedHead | null = null;
+      try {
+        ours = parse(text).head;
+      } catch (e) {
+        if (!(e instanceof InvalidResponse)) throw e;
+      }
+      if (ours !== null) {
+        // What we accept, the parser reads alike.
+        assert.ok(theirs !== null, text);
+        assert.equal(ours.status, theirs.statusCode);
+        assert.equal(ours.statusText, theirs.statusMessage);
+        assert.deepEqual(ours.headers, theirs.headers, JSON.stringify(text));
+        return;
+      }
+      // What we refuse, the parser refuses, or reads only by skipping a line or misreading a
+      // status code: a field line that is none (or holds a CR), a fold before any field, a
+      // fourth digit, a version other than 1 (the framing's refusal).
+      const skipped = theirs === null ||
+        theirs.headers.length / 2 !== fields.filter((f) => !/^[ \t]/.test(f)).length + 1 ||
+        /^[ \t]/.test(fields[0] ?? "x") || fields.some((f) => f.includes("\r")) ||
+        (status.length > 12 && status[12] !== " ") || theirs.versionMajor !== 1;
+      assert.ok(skipped, JSON.stringify(text));
+    }),
+    { numRuns: 3000, seed: 20261128 },
+  );
 });

@@ -108,3 +108,44 @@ Deno.test("Deadlines: adding a pending deadline again changes nothing; a removed
   clock.advance(0);
   assert.deepEqual(fired, [10, 10]);
 });
+
+Deno.test("Deadlines that keep their timer: one timer across empty moments, stopped when told", () => {
+  const clock = new FakeEventClock();
+  const deadlines = new Deadlines(clock, { keepTimer: true });
+  const fired: number[] = [];
+  let armed = 0;
+  const setTimer = clock.setTimer.bind(clock);
+  clock.setTimer = (ms, fn) => {
+    armed++;
+    return setTimer(ms, fn);
+  };
+  // Requests come and go, each removing its deadline before the next adds its own.
+  for (let i = 0; i < 50; i++) {
+    const d = deadline(clock.now() + 100, fired);
+    deadlines.add(d);
+    clock.advance(1);
+    deadlines.remove(d);
+  }
+  assert.equal(armed, 1, "the timer set for the first stays for the rest");
+  assert.equal(clock.pendingTimers, 1, "kept while empty");
+  // Due with nothing pending: it rings and re-arms for the earliest still pending.
+  const late = deadline(clock.now() + 100, fired);
+  deadlines.add(late);
+  clock.advance(50);
+  assert.deepEqual(fired, []);
+  assert.equal(clock.pendingTimers, 1, "re-armed for the one pending");
+  clock.advance(50);
+  assert.deepEqual(fired, [late.endsAt], "a pending deadline still fires at its time");
+  assert.equal(clock.pendingTimers, 0, "nothing pending after it rang: it stopped");
+  // Stopping to keep it: a pending deadline still fires; once empty, no timer.
+  const next = deadline(clock.now() + 10, fired);
+  deadlines.add(next);
+  deadlines.stopKeepingTimer();
+  assert.equal(clock.pendingTimers, 1);
+  clock.advance(10);
+  assert.deepEqual(fired, [late.endsAt, next.endsAt]);
+  const last = deadline(clock.now() + 10, fired);
+  deadlines.add(last);
+  deadlines.remove(last);
+  assert.equal(clock.pendingTimers, 0, "empty: no timer kept any more");
+});

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Instructions per request of `apf serve` (http1 client, built-in configuration, nothing waiting),
+# counted by valgrind's cachegrind: a measure a noisy machine does not move, where req/s and CPU
+# time do. Each variant runs twice under cachegrind, for N1 and for N2 requests (16 at a time, on
+# kept-alive connections, to an nginx answering "hello"); (Ir(N2) - Ir(N1)) / (N2 - N1) leaves out
+# the start, the first N1 requests (the JIT warming up) and the shutdown. All threads count (the
+# JIT's compiler threads and the GC's too). The variants: this checkout and, with
+# APF_BASELINE=<dir> (e.g. a `git archive` of another commit), that one.
+#
+# Usage: bench/gateway_instructions.sh [n1=300] [n2=3300]
+# Needs valgrind (apt-get install valgrind) and nginx (nginx-light); says so and stops without.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n1=${1:-300}
+n2=${2:-3300}
+port=${BASE_PORT:-18480}
+for tool in valgrind nginx; do
+  command -v "$tool" >/dev/null || { echo "$tool is not installed: nothing measured" >&2; exit 0; }
+done
+work=$(mktemp -d /tmp/gateway_instructions.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+cat >"$work/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  server { listen 127.0.0.1:$port; keepalive_requests 100000;
+    location / { default_type text/plain; return 200 "hello"; } }
+}
+CONF
+nginx -c "$work/nginx.conf" -e "$work/error.log" &
+pids+=($!)
+read -r -a apf_flags <<<"$(deno eval --quiet 'const t = JSON.parse(Deno.readTextFileSync("deno.json")).tasks.apf.split(/\s+/); console.log(t.slice(2, t.indexOf("src/cli/main.ts")).join(" "))')"
+headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
+
+# Instructions of one gateway of checkout $1 serving $2 requests.
+instructions() {
+  local dir=$1 n=$2 out="$work/cg.out"
+  (cd "$dir" && exec valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
+    --smc-check=all-non-file "$(command -v deno)" run --quiet "${apf_flags[@]}" src/cli/main.ts serve \
+    --upstream "http://127.0.0.1:$port" --listen "127.0.0.1:$((port + 1))" \
+    --trust-identity-headers >/dev/null 2>&1) &
+  local pid=$!
+  until curl -sf "${headers[@]}" "http://127.0.0.1:$((port + 1))/" >/dev/null 2>&1; do sleep 0.5; done
+  deno run --quiet --allow-net=127.0.0.1 bench/_fixed_load.ts "$((port + 1))" "$n" 16
+  kill -INT "$pid"
+  wait "$pid" || true
+  awk '/^summary:/ { print $2 }' "$out"
+}
+
+variants=(".")
+[ -n "${APF_BASELINE:-}" ] && variants+=("$APF_BASELINE")
+echo -e "variant\tinstructions_per_request"
+for dir in "${variants[@]}"; do
+  a=$(instructions "$dir" "$n1")
+  b=$(instructions "$dir" "$n2")
+  name=$([ "$dir" = "." ] && echo this || echo "$dir")
+  echo -e "$name\t$(((b - a) / (n2 - n1)))"
+done
