@@ -7,7 +7,7 @@
  * @module
  */
 
-import { sameLetters } from "./_ascii.ts";
+import { sameName } from "../_shared/field_names.ts";
 
 /** Read-only `Headers` over fields as received. */
 export class FieldHeaders {
@@ -24,7 +24,7 @@ export class FieldHeaders {
     let out: string | null = null;
     for (let i = 0; i < f.length; i += 2) {
       const n = f[i]!;
-      if (sameLetters(n, lower)) {
+      if (sameName(n, lower)) {
         out = out === null ? f[i + 1]! : `${out}, ${f[i + 1]}`;
       }
     }

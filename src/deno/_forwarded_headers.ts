@@ -12,7 +12,7 @@
  */
 
 import { CheckedFields } from "./_http1_request.ts";
-import { sameLetters } from "./_ascii.ts";
+import { sameName } from "../_shared/field_names.ts";
 
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1,
@@ -45,7 +45,7 @@ const HOP_BY_HOP_BY_LENGTH: readonly (readonly string[])[] = Array.from(
 function hopByHopName(raw: string): string | null {
   const candidates = HOP_BY_HOP_BY_LENGTH[raw.length];
   if (candidates === undefined) return null;
-  for (const name of candidates) if (sameLetters(raw, name)) return name;
+  for (const name of candidates) if (sameName(raw, name)) return name;
   return null;
 }
 
@@ -99,7 +99,7 @@ function connectionListed(fields: readonly string[]): Set<string> | null | undef
     found = true;
     if (name !== "connection") continue;
     const value = fields[i + 1]!;
-    if (sameLetters(value, "keep-alive")) continue;
+    if (sameName(value, "keep-alive")) continue;
     for (const option of value.split(",")) {
       const trimmed = option.trim();
       // A malformed token cannot name a header we could hold: skip it.

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { sameName } from "../_shared/field_names.ts";
+
 /**
  * Deno keeps a `Headers` object's header list (the Fetch standard's list of
  * name/value pairs, https://fetch.spec.whatwg.org/#concept-headers-header-list)
@@ -63,22 +65,6 @@ export function mutableHeaderList(headers: Headers): [string, string][] | null {
   if (own[keys.guard] !== RESPONSE_GUARD) return null;
   const list = own[keys.list];
   return Array.isArray(list) ? list : null;
-}
-
-/** Whether header name `name` is `lowerName` (lower case) in any case, without a lower-cased copy. */
-export function sameName(name: string, lowerName: string): boolean {
-  if (name.length !== lowerName.length) return false;
-  if (name === lowerName) return true;
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    // Header names are tokens (ASCII): only A-Z differ from their lower case.
-    if (
-      c !== lowerName.charCodeAt(i) && !(c >= 65 && c <= 90 && c + 32 === lowerName.charCodeAt(i))
-    ) {
-      return false;
-    }
-  }
-  return true;
 }
 
 /** Whether `list` has a header named `lowerName` (lower case), in any case. */

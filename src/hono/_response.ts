@@ -6,7 +6,8 @@
  */
 
 import type { Classification } from "../classify/classifier.ts";
-import { isPlainConstant, isPlainValue, mutableHeaderList, sameName } from "./_header_list.ts";
+import { isPlainConstant, isPlainValue, mutableHeaderList } from "./_header_list.ts";
+import { sameName } from "../_shared/field_names.ts";
 
 /** Header naming the FlowSchema (its UID) that classified the request. */
 export const FLOW_SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID";
