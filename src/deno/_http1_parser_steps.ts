@@ -250,8 +250,8 @@ function parseHeader(this: ParserState, line: string, headers: string[]): void {
   headers.push(line.slice(0, colon), trimmed(line, colon + 1));
 }
 
-/** `line` from `from` on, without the spaces and tabs around it. */
-function trimmed(line: string, from: number): string {
+/** `line` from `from` on, without the spaces and tabs around it (a field value, RFC 9112 §5.1). */
+export function trimmed(line: string, from: number): string {
   let to = line.length;
   let c = line.charCodeAt(from);
   while (c === 0x20 || c === 0x09) c = line.charCodeAt(++from);

@@ -49,6 +49,7 @@ import {
   HEAD_LIMIT,
   type ParserState,
   strictParser,
+  trimmed,
 } from "./_http1_parser_steps.ts";
 import {
   type RequestBodyFraming,
@@ -277,12 +278,7 @@ function parseHeader(line: string, headers: string[]): void {
   const colon = line.indexOf(":");
   const name = colon < 0 ? line : line.slice(0, colon);
   if (colon <= 0 || !TOKEN.test(name)) throw notAField(line);
-  let from = colon + 1, to = line.length;
-  let c = line.charCodeAt(from);
-  while (c === 0x20 || c === 0x09) c = line.charCodeAt(++from);
-  c = line.charCodeAt(to - 1);
-  while (to > from && (c === 0x20 || c === 0x09)) c = line.charCodeAt(--to - 1);
-  const value = line.slice(from, to);
+  const value = trimmed(line, colon + 1);
   if (value.indexOf("\r") >= 0 || value.indexOf("\0") >= 0) {
     throw new RequestRefused(400, `a CR or NUL in the value of ${name}`);
   }
