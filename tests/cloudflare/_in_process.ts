@@ -12,6 +12,7 @@ import {
   type WorkerCoordinatorOptions,
 } from "../../src/cloudflare/_worker_coordinator.ts";
 import type { FakeEventClock } from "../../src/fairqueuing/clock.ts";
+import type { LevelPort } from "../../src/cloudflare/_controller_host.ts";
 
 /** A level host as the Worker sees a level object's stub. */
 export function levelRpc(host: LevelHost): LevelRpc {
@@ -71,4 +72,39 @@ export function inProcessTopology(
     { clock, policy: "closed", ...options },
   );
   return { hosts, coordinator };
+}
+
+/**
+ * Level hosts made on first use, one per level, on `clock`, and the
+ * {@linkcode LevelPort} the controller reaches them through; the levels in
+ * `failing` refuse every call (an overloaded object).
+ */
+export function levelHosts(
+  clock: FakeEventClock,
+  failing: ReadonlySet<string> = new Set(),
+): {
+  hosts: Map<string, LevelHost>;
+  host: (name: string) => LevelHost;
+  port: (name: string) => LevelPort;
+} {
+  const hosts = new Map<string, LevelHost>();
+  const host = (name: string) => {
+    let h = hosts.get(name);
+    if (h === undefined) hosts.set(name, h = new LevelHost({ clock }));
+    return h;
+  };
+  const port = (name: string): LevelPort => ({
+    collect: () =>
+      failing.has(name) ? Promise.reject(new Error("overloaded")) : Promise.resolve({
+        demand: host(name).collectSeatDemand(),
+        samples: host(name).collectSamples(),
+      }),
+    update: (level, u) => {
+      if (failing.has(name)) return Promise.reject(new Error("overloaded"));
+      // A copy, as an RPC would make.
+      host(level).update(level, structuredClone(u));
+      return Promise.resolve();
+    },
+  });
+  return { hosts, host, port };
 }

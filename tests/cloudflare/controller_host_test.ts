@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import {
   type ConfigurationStore,
   ControllerHost,
-  type LevelPort,
   type StoredConfiguration,
 } from "../../src/cloudflare/_controller_host.ts";
-import { LevelHost } from "../../src/cloudflare/_level_host.ts";
+import type { LevelHost } from "../../src/cloudflare/_level_host.ts";
 import { queuingLevel } from "./_manifests.ts";
+import { levelHosts } from "./_in_process.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { settle } from "../_helpers/settle.ts";
 
@@ -29,24 +29,7 @@ function memoryStore(): ConfigurationStore & { value: StoredConfiguration | unde
 
 function setup(options: { failing?: Set<string> } = {}) {
   const clock = new FakeEventClock();
-  const hosts = new Map<string, LevelHost>();
-  const host = (name: string) => {
-    let h = hosts.get(name);
-    if (h === undefined) hosts.set(name, h = new LevelHost({ clock }));
-    return h;
-  };
-  const port = (name: string): LevelPort => ({
-    collect: () =>
-      options.failing?.has(name) ? Promise.reject(new Error("overloaded")) : Promise.resolve({
-        demand: host(name).collectSeatDemand(),
-        samples: host(name).collectSamples(),
-      }),
-    update: (level, u) => {
-      if (options.failing?.has(name)) return Promise.reject(new Error("overloaded"));
-      host(level).update(level, u);
-      return Promise.resolve();
-    },
-  });
+  const { hosts, host, port } = levelHosts(clock, options.failing);
   const store = memoryStore();
   const controller = new ControllerHost({
     levels: port,

@@ -10,9 +10,8 @@ import {
   checkConfiguration,
   configurationFromEnv,
 } from "../../src/cloudflare/_controller_configuration.ts";
-import { ControllerHost, type LevelPort } from "../../src/cloudflare/_controller_host.ts";
+import { ControllerHost } from "../../src/cloudflare/_controller_host.ts";
 import type { ApfBindings } from "../../src/cloudflare/env.ts";
-import { LevelHost } from "../../src/cloudflare/_level_host.ts";
 import type { LevelSamples } from "../../src/cloudflare/_latency_samples.ts";
 import { LearnedLimit } from "../../src/cloudflare/_learned_limit.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
@@ -20,6 +19,7 @@ import { resolveConfiguration } from "../../src/config/resolve.ts";
 import { loadConfiguration } from "../../src/config/mod.ts";
 import { withServerConcurrencyLimit } from "../../src/config/effective.ts";
 import { queuingLevel } from "./_manifests.ts";
+import { levelHosts } from "./_in_process.ts";
 import { settle } from "../_helpers/settle.ts";
 
 const manifests = ["a", "b"].map((name) =>
@@ -56,20 +56,7 @@ class Upstream {
 
 function setup(serverConcurrencyLimit: unknown = "auto") {
   const clock = new FakeEventClock();
-  const hosts = new Map<string, LevelHost>();
-  const host = (name: string) => {
-    let h = hosts.get(name);
-    if (h === undefined) hosts.set(name, h = new LevelHost({ clock }));
-    return h;
-  };
-  const port = (name: string): LevelPort => ({
-    collect: () =>
-      Promise.resolve({
-        demand: host(name).collectSeatDemand(),
-        samples: host(name).collectSamples(),
-      }),
-    update: (level, u) => Promise.resolve(host(level).update(level, structuredClone(u))),
-  });
+  const { hosts, host, port } = levelHosts(clock);
   let seed = 1;
   const controller = new ControllerHost({
     levels: port,
