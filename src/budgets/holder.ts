@@ -192,7 +192,7 @@ interface LevelState {
   /** The demand summed over the live holders, as last read. */
   total: { demand: number; average: number; deviation: number };
   leaseTimer: Timer | null;
-  /** How many times admission on the level's budget stopped (its lease lapsed, a refusal). */
+  /** How many times admission on the level's budget stopped (its lease lapsed, the policy). */
   lapses: number;
 }
 
@@ -467,23 +467,28 @@ export class BudgetHolder implements Coordinator {
       ) {
         this.#settleSoon(level!);
       }
-      return (level === undefined ? decided : decided.then((a) => this.#onLease(level, a)))
-        .then((a) => this.#tracked(a, level));
+      if (level === undefined) return decided.then((a) => this.#tracked(a, level));
+      return decided.then((a) => this.#tracked(this.#onLease(level, a), level));
     }
     return Promise.resolve(this.#tracked(decided, level));
   }
 
   /**
-   * A waiting request admitted when a seat was released: refused instead
-   * if the lease had ended by then without its timer having run (a process
-   * resuming from a freeze may handle a response before its timers), so
-   * that no admission rides an ended lease. One wall-clock read, for
-   * requests that waited only.
+   * A waiting request admitted when a seat was released: refused instead if
+   * the level's lease has ended by then, found now (a process resuming from
+   * a freeze may handle responses before its timers run) or already (its
+   * budget stopped, awaiting a settle: the capacity is 0 then, so this seat
+   * was given before the stop). Several releases in one turn admit several
+   * requests before the first of them is looked at here: the first finds
+   * the end, the others the stop. So no admission rides an ended lease. One
+   * wall-clock read, for requests that waited only.
    */
   #onLease(level: LevelState, admission: Admission): Admission {
-    if (!admission.admitted || this.#wallNow() < level.wallLeaseEnd) return admission;
-    this.#leaseEnded(level); // capacity 0 first: the seat given back admits nobody
-    admission.seat.release();
+    if (!admission.admitted || level.budget.mode !== "budget") return admission;
+    const end = level.wallLeaseEnd;
+    if (end !== Infinity && this.#wallNow() < end) return admission;
+    if (end !== Infinity) this.#leaseEnded(level); // capacity 0 first
+    admission.seat.release(); // with capacity 0, the seat given back admits nobody
     return { admitted: false, reason: "unavailable", retryAfterSeconds: 1 };
   }
 
@@ -773,9 +778,10 @@ export class BudgetHolder implements Coordinator {
       level.lastClaim = settlement.claim;
       level.lastBeat = settlement.beat;
       if (!this.#leaseRuns(level)) {
-        // The store answered only after the lease it granted had ended: as good as no answer.
+        // The store answered only after the lease it granted had ended (a freeze, a slow store):
+        // as good as no answer to an operation started within the lease: one more try first.
         this.#storeError(new Error("the store answered after the lease had ended"));
-        return this.#applyPolicy(level);
+        return this.#failed(level, startedAt);
       }
       level.budget = {
         level: level.name,
@@ -948,6 +954,8 @@ export class BudgetHolder implements Coordinator {
   /** The store failed to answer: the unreachable policy applies. */
   #applyPolicy(level: LevelState): void {
     if (this.#closed) return;
+    // A seat admitted on the budget does not hold under the policy (it has its own seats).
+    if (level.budget.mode === "budget") level.lapses++;
     level.leaseTimer?.cancel();
     level.leaseTimer = null;
     level.wallLeaseEnd = Infinity;

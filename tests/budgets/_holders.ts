@@ -26,6 +26,8 @@ export class TestStore implements BudgetStore {
   refuse = false;
   /** Writes to refuse as if another holder had written first. */
   conflicts = 0;
+  /** While set, a write lands at once but its answer waits for it (a process frozen in it). */
+  answerAfter: Promise<void> | null = null;
   reads = 0;
   writes = 0;
 
@@ -40,7 +42,9 @@ export class TestStore implements BudgetStore {
       this.conflicts--;
       return Promise.resolve(false);
     }
-    return this.#gate(() => this.memory.writeNow(level, expected, ledger));
+    const answer = this.#gate(() => this.memory.writeNow(level, expected, ledger));
+    const after = this.answerAfter;
+    return after === null ? answer : after.then(() => answer);
   }
 
   #gate<T>(answer: () => T): Promise<T> {

@@ -135,6 +135,8 @@ Deno.test("holder: the policy applies only once a store operation started after 
   await run(s, 3_100); // the lease (3 s) ends; the settle after it fails at once
   assert.equal(h.budgets()[0]!.mode, "local");
   assert.equal(h.budgets()[0]!.capacity, 2);
+  assert.ok(first.outcome !== "pending" && first.outcome.admitted);
+  assert.equal(first.outcome.seat.stillHeld?.(), false, "a seat of the budget: not the policy's");
   s.store.down = false;
   await run(s, 1_100);
   assert.equal(h.budgets()[0]!.mode, "budget", "back on a budget with the store");
@@ -237,5 +239,58 @@ Deno.test("holder frozen past its lease: a waiting request a release would admit
   assert.ok(later.outcome !== "pending" && later.outcome.admitted, "admitted on a new lease");
   release(later);
   for (const a of held.slice(1)) if (a.admitted) a.seat.release();
+  done(s);
+});
+
+Deno.test("holder frozen past its lease: waiting requests that several releases admit in one turn after it are all refused", async () => {
+  let shifted: ShiftedClock | undefined;
+  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
+  const h = s.holders[0]!;
+  const held: Admission[] = [];
+  for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
+  await run(s, WINDOW_MS + 1_000);
+  assert.equal(held.length, LIMIT);
+  const waiting = [0, 1, 2].map(() => track(h.acquire(request({ waitLimitMs: 30_000 }))));
+  await settle(20);
+  // Frozen 10 s; on resume three responses come in at once (in one turn, before the first
+  // waiting request's admission is looked at), before any timer runs.
+  shifted!.offset += 10_000;
+  for (const a of held.slice(0, 3)) if (a.admitted) a.seat.release();
+  await settle(5);
+  for (const w of waiting) {
+    assert.deepEqual(w.outcome, { admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+  }
+  assert.equal(inUse(s), LIMIT - 3, "the seats they were given went back at once");
+  assert.equal(h.budgets()[0]!.capacity, 0, "no admission on the ended lease");
+  await settle(50); // the settle started on the lease's end answers
+  for (const a of held.slice(3)) if (a.admitted) a.seat.release();
+  done(s);
+});
+
+Deno.test("holder frozen inside a write: an answer that comes after the lease it grants stops admission, and one more try comes before any policy", async () => {
+  let shifted: ShiftedClock | undefined;
+  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0), policy: "local" }));
+  const h = s.holders[0]!;
+  const first = track(h.acquire(request()));
+  await run(s, WINDOW_MS + 1_000);
+  assert.ok(first.outcome !== "pending" && first.outcome.admitted);
+  const seat = first.outcome.seat;
+  // The next write lands, but the process freezes before it reads the answer: 10 s.
+  let answer = () => {};
+  s.store.answerAfter = new Promise<void>((resolve) => answer = resolve);
+  const writes = s.store.writes;
+  while (s.store.writes === writes) await run(s, 100);
+  shifted!.offset += 10_000;
+  s.store.answerAfter = null;
+  answer();
+  await settle(5);
+  const budget = h.budgets()[0]!;
+  assert.notEqual(budget.mode, "local", "no policy: the store answered");
+  assert.equal(seat.stillHeld?.(), false, "the lease it was admitted on lapsed");
+  await settle(50); // the one more try answers in time: a new lease
+  assert.equal(h.budgets()[0]!.mode, "budget");
+  assert.ok(h.budgets()[0]!.capacity >= 1, "a budget again");
+  assert.equal(seat.stillHeld?.(), false, "not held on the new lease");
+  release(first);
   done(s);
 });
