@@ -47,9 +47,25 @@ if (FAKETIME_MISSING) {
   console.log(`budget_faults_test: no ${FAKETIME_LIB}: the clock test is ignored`);
 }
 
-/** The run's numbers and every gateway's state and log, for a failed assertion. */
+/**
+ * The run's numbers and every gateway's state and log, for a failed
+ * assertion; a summary last (a log's tail may be all one gets to see).
+ */
 function details(r: FaultResult): string {
-  return JSON.stringify(r, null, 1);
+  const summary = {
+    peaks: { baseline: r.peakBaseline, overall: r.peakOverall, afterFault: r.peakAfterFault },
+    events: r.events,
+    gateways: r.gateways.map((g) => ({
+      name: g.name,
+      served: g.served,
+      peakInFlight: g.peakInFlight,
+      rejected: g.rejected,
+      errors: g.errors,
+      stderr: g.stderr.slice(0, 3),
+    })),
+    notes: r.notes,
+  };
+  return `${JSON.stringify(r, null, 1)}\nsummary: ${JSON.stringify(summary)}`;
 }
 
 /**
