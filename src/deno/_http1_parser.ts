@@ -91,7 +91,10 @@ export class ResponseParser {
   /** Gets ready for the response to a `method` request, told to `events`. */
   start(method: string, events: ResponseEvents): void {
     const p = this.#p;
-    p.reinitialize(HTTPParser.RESPONSE);
+    // At the end of a response the parser reinitialized itself; else it is done here.
+    if (!this.#complete || p.state !== "RESPONSE_LINE" || p.isUserCall) {
+      p.reinitialize(HTTPParser.RESPONSE);
+    }
     p.budget = HEAD_LIMIT;
     p.stopped = false;
     p.textChunk = null;
@@ -156,13 +159,16 @@ export class ResponseParser {
       return NO_BODY; // the final response follows on the same connection
     }
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
-    p.userCall()(this.#events!.onHead({
+    // As the parser's `userCall` would: an error the owner throws passes as it is.
+    p.isUserCall = true;
+    this.#events!.onHead({
       status: info.statusCode,
       statusText: info.statusMessage,
       headers: info.headers,
       framing,
       persistence: persistence(head, framing),
-    }));
+    });
+    p.isUserCall = false;
     return framing;
   }
 

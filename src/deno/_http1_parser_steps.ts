@@ -64,6 +64,8 @@ export interface ParserState {
   execute(chunk: Uint8Array): number | Error;
   finish(): void | Error;
   reinitialize(type: string): void;
+  /** `REQUEST` or `RESPONSE`. */
+  type: string;
   nextRequest(): void;
   consumeLine(): string | undefined;
   parseHeader(line: string, headers: string[]): void;
@@ -83,6 +85,11 @@ export interface ParserState {
   headDone(): BodyFraming;
   BODY_CHUNKHEAD(): void;
   BODY_CHUNKTRAILERS(): void;
+  BODY_SIZED(): void;
+  BODY_CHUNK(): void;
+  /** Ours: where small body chunks are copied ({@linkcode bodyCopy}), and how far it is used. */
+  slab: Uint8Array<ArrayBuffer> | null;
+  slabAt: number;
   [key: number]: unknown;
 }
 
@@ -105,6 +112,11 @@ export function strictParser(
   p.HEADER = header;
   p.BODY_CHUNKHEAD = chunkHead;
   p.BODY_CHUNKTRAILERS = trailers;
+  p.BODY_SIZED = bodySized;
+  p.BODY_CHUNK = bodyChunk;
+  p.slab = null;
+  p.slabAt = 0;
+  p.nextRequest = nextMessage;
   p.budget = HEAD_LIMIT;
   p.stopped = false;
   p.lastLine = "";
@@ -160,10 +172,15 @@ function consumeLine(this: ParserState): string | undefined {
     this.offset = end;
     return undefined;
   }
-  let line = this.line + this.text.slice(from, lf);
   // RFC 9112 §2.2: a bare LF may end a line; a CR before it is dropped.
-  if (line.charCodeAt(line.length - 1) === 0x0d) line = line.slice(0, -1);
-  this.line = "";
+  let line: string;
+  if (this.line === "") {
+    line = this.text.slice(from, lf > from && this.text.charCodeAt(lf - 1) === 0x0d ? lf - 1 : lf);
+  } else {
+    line = this.line + this.text.slice(from, lf);
+    if (line.charCodeAt(line.length - 1) === 0x0d) line = line.slice(0, -1);
+    this.line = "";
+  }
   this.offset = stop + 1;
   this.lastLine = line;
   return line;
@@ -224,6 +241,8 @@ function responseLine(this: ParserState): boolean | void {
   info.statusCode = status;
   info.statusMessage = line.length > 13 ? line.slice(13) : "";
   this.state = "HEADER";
+  // The header section usually came with it: read on without a turn of the parser's loop.
+  if (this.offset < this.end) this.HEADER();
 }
 
 function isDigit(line: string, at: number): boolean {
@@ -276,9 +295,13 @@ export function trimmed(line: string, from: number): string {
  * framing fields itself, lower-casing every name, before it asks).
  */
 function header(this: ParserState): void {
-  const line = this.consumeLine();
+  // Every line at hand, in one step: a turn of the parser's loop per line costs more than the line.
+  let line = this.consumeLine();
+  while (line !== undefined && line !== "") {
+    this.parseHeader(line, this.info.headers);
+    line = this.offset < this.end ? this.consumeLine() : undefined;
+  }
   if (line === undefined) return;
-  if (line !== "") return this.parseHeader(line, this.info.headers);
   const framing = this.headDone();
   if (framing.kind === "chunked") {
     this.isChunked = true;
@@ -292,6 +315,70 @@ function header(this: ParserState): void {
   } else {
     this.nextRequest();
   }
+}
+
+/**
+ * The parser's `BODY_SIZED`, without a closure per call: a body chunk (a
+ * copy, {@linkcode bodyCopy}) goes to the owner as the parser's `userCall`
+ * would send it (an error it throws passes as it is).
+ */
+function bodySized(this: ParserState): void {
+  const length = Math.min(this.end - this.offset, this.body_bytes!);
+  this.isUserCall = true;
+  (this[HTTPParser.kOnBody] as OnBody)(bodyCopy(this, length), 0, length);
+  this.isUserCall = false;
+  this.offset += length;
+  this.body_bytes! -= length;
+  if (!this.body_bytes) this.nextRequest();
+}
+
+/** The parser's `BODY_CHUNK`, as {@linkcode bodySized} reads a sized body. */
+function bodyChunk(this: ParserState): void {
+  const length = Math.min(this.end - this.offset, this.body_bytes!);
+  this.isUserCall = true;
+  (this[HTTPParser.kOnBody] as OnBody)(bodyCopy(this, length), 0, length);
+  this.isUserCall = false;
+  this.offset += length;
+  this.body_bytes! -= length;
+  if (!this.body_bytes) this.state = "BODY_CHUNKEMPTYLINE";
+}
+
+type OnBody = (chunk: Uint8Array<ArrayBuffer>, start: number, length: number) => void;
+
+/** Bytes of a body chunk up to this many are copied into the parser's slab. */
+const SLAB_CHUNK = 2 * 1024;
+/** The slab small body chunks are copied into, a view each. */
+const SLAB = 16 * 1024;
+
+/**
+ * The next `length` bytes of the input as a copy the owner keeps (the
+ * input's buffer is the connection's, read into again). A small one is a
+ * view of the parser's slab, shared with the chunks copied before it: on
+ * Deno, a typed array of its own costs a buffer allocation of about a
+ * microsecond, a view of a slab a tenth of it. Chunks go to default
+ * streams and writes, which never transfer (detach) their buffer.
+ */
+function bodyCopy(p: ParserState, length: number): Uint8Array<ArrayBuffer> {
+  const from = p.offset;
+  if (length > SLAB_CHUNK) return p.chunk.slice(from, from + length) as Uint8Array<ArrayBuffer>;
+  let slab = p.slab;
+  if (slab === null || p.slabAt + length > slab.length) {
+    slab = p.slab = new Uint8Array(SLAB);
+    p.slabAt = 0;
+  }
+  const at = p.slabAt;
+  const chunk = p.chunk;
+  for (let i = 0; i < length; i++) slab[at + i] = chunk[from + i]!;
+  p.slabAt = at + length;
+  return slab.subarray(at, at + length);
+}
+
+/** The parser's `nextRequest`, without a closure: the message is complete, the next one starts. */
+function nextMessage(this: ParserState): void {
+  this.isUserCall = true;
+  (this[HTTPParser.kOnMessageComplete] as () => void)();
+  this.isUserCall = false;
+  this.reinitialize(this.type);
 }
 
 /** The parser's `BODY_CHUNKHEAD`, with our reading of the chunk-size line. */

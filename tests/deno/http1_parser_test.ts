@@ -55,6 +55,8 @@ Deno.test("the parser's steps we replace or call are still http-parser-js's own"
       "BODY_CHUNKHEAD",
       "BODY_CHUNKTRAILERS",
       "BODY_CHUNKEMPTYLINE",
+      "BODY_SIZED",
+      "BODY_CHUNK",
       "nextRequest",
       "reinitialize",
       "execute",
@@ -64,7 +66,12 @@ Deno.test("the parser's steps we replace or call are still http-parser-js's own"
     assert.equal(typeof proto[name], "function", name);
   }
   // The state names our replacements set and test.
-  const source = String(proto.HEADER) + String(proto.BODY_CHUNK);
+  const source = String(proto.HEADER) + String(proto.BODY_CHUNK) + String(proto.BODY_SIZED) +
+    String(proto.nextRequest);
+  // What our `BODY_SIZED`, `BODY_CHUNK` and `nextRequest` do in their place, without a closure.
+  for (const part of ["kOnBody", "kOnMessageComplete", "this.reinitialize(this.type)"]) {
+    assert.ok(source.includes(part), part);
+  }
   for (const state of ["BODY_CHUNKHEAD", "BODY_CHUNKEMPTYLINE", "BODY_SIZED", "BODY_RAW"]) {
     assert.ok(source.includes(`'${state}'`), state);
   }
@@ -258,4 +265,32 @@ Deno.test("status and header lines: ours read what the parser's own steps read, 
     }),
     { numRuns: 3000, seed: 20261128 },
   );
+});
+
+Deno.test("body chunks kept from earlier responses on one connection stay as they were, read from one reused buffer", () => {
+  const parser = new ResponseParser();
+  const input = new Uint8Array(64 * 1024); // the connection's read buffer, read into again
+  const kept: { expected: string; chunks: Uint8Array[] }[] = [];
+  for (let i = 0; i < 400; i++) {
+    // Sized and chunked bodies, small and large (a slab holds 16 KiB: it fills up and is renewed).
+    const body = String.fromCharCode(0x61 + (i % 26)).repeat(1 + ((i * 397) % 3000));
+    const text = i % 3 === 0
+      ? `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${
+        body.length.toString(16)
+      }\r\n${body}\r\n0\r\n\r\n`
+      : `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const bytes = bytesOf(text);
+    input.fill(0x7a);
+    input.set(bytes);
+    const chunks: Uint8Array[] = [];
+    parser.start("GET", { onHead: () => {}, onBody: (c) => chunks.push(c), onEnd: () => {} });
+    parser.feed(input.subarray(0, bytes.length));
+    assert.ok(parser.complete, `response ${i}`);
+    kept.push({ expected: body, chunks });
+  }
+  input.fill(0);
+  for (const [i, { expected, chunks }] of kept.entries()) {
+    const got = chunks.map((c) => String.fromCharCode(...c)).join("");
+    assert.equal(got, expected, `response ${i}'s body`);
+  }
 });
