@@ -127,6 +127,7 @@ export {
   type LevelObservers,
   type Rejected,
   type ReleaseOptions,
+  type SampleOutcome,
   type Seat,
   type SeatDemandReport,
   type SeatRequest,

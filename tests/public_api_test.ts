@@ -116,6 +116,7 @@ const PINNED: Record<string, { file: string; names: string[] }> = {
       "ResourceRoute",
       "RouteCost",
       "RuleMatch",
+      "SampleOutcome",
       "Seat",
       "SeatDemandReport",
       "SeatRequest",
@@ -345,10 +346,12 @@ Deno.test("the core entry point exports no platform or framework code", async ()
 // the reload's diff to ./deno, whose coordinator server reloads; no entry exports any more the
 // scenario limits, default listeners and timeouts, response header names, the CLI's version and
 // JSON document, the simulator's test observations, the classifier's flow hash function, types
-// that no signature names, or what only the package's own adapters call.
-Deno.test("the public surface stays curated: at most 150 names at the root, 260 over all entries", () => {
+// that no signature names, or what only the package's own adapters call. One name since:
+// SampleOutcome at the root, the type of ReleaseOptions.outcome (a release states how its work
+// ended, for a limit learned wherever it runs: docs/adaptive.md).
+Deno.test("the public surface stays curated: at most 150 names at the root, 261 over all entries", () => {
   const root = PINNED["."]!.names.length;
   const all = Object.values(PINNED).reduce((sum, { names }) => sum + names.length, 0);
   assert.ok(root <= 150, `the root entry exports ${root} names`);
-  assert.ok(all <= 260, `the entry points export ${all} names`);
+  assert.ok(all <= 261, `the entry points export ${all} names`);
 });

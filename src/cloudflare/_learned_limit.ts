@@ -2,7 +2,8 @@
  * The controller object's learned server concurrency limit (`"auto"`,
  * `docs/adaptive.md`): the one gradient controller of a deployment
  * (`src/adaptive/gradient_controller.ts`), fed with the samples the level
- * objects collected (`_latency_samples.ts`).
+ * objects collected (`_latency_samples.ts`): each seat's latency and how
+ * its work ended, as the Worker's release said.
  *
  * The samples arrive in batches, once per collection, but the controller
  * must see them as they happened: its sample windows close at their times,
@@ -25,7 +26,8 @@
 
 import { GradientController } from "../adaptive/gradient_controller.ts";
 import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
-import type { GradientSnapshot } from "../adaptive/types.ts";
+import type { GradientSnapshot, SampleOutcome } from "../adaptive/types.ts";
+import { isSampleOutcome } from "../coordinator/release_outcome.ts";
 import { type Clock, FakeEventClock } from "../fairqueuing/clock.ts";
 import type { LevelSamples } from "./_latency_samples.ts";
 
@@ -76,22 +78,24 @@ export class LearnedLimit {
    */
   learn(received: readonly ReceivedSamples[]): number {
     const demand = received.reduce((sum, r) => sum + r.samples.peakDemand, 0);
-    const all: Array<[number, number, number]> = [];
+    const all: Array<[number, number, number, SampleOutcome]> = [];
     for (const { samples, receivedAt } of received) {
-      for (const [agoMs, latencyMs, limit] of samples.samples) {
+      for (const [agoMs, latencyMs, limit, outcome = "ok"] of samples.samples) {
+        // What the controller cannot read is left out (an older level object's has no outcome).
         if (!(latencyMs >= 0 && latencyMs < Infinity && agoMs >= 0)) continue;
-        all.push([receivedAt - agoMs, latencyMs, limit]);
+        if (!isSampleOutcome(outcome)) continue;
+        all.push([receivedAt - agoMs, latencyMs, limit, outcome]);
       }
     }
     all.sort((a, b) => a[0] - b[0]);
     const controller = this.controller;
-    for (const [at, latencyMs, limit] of all) {
+    for (const [at, latencyMs, limit, outcome] of all) {
       this.#replay.advanceTo(at);
       // Dispatched before the level heard of the pin: it ran at the old limit.
       if (controller.snapshot().phase === "measuring-min-rtt" && limit !== controller.limit) {
         continue;
       }
-      controller.record({ latencyMs, outcome: "ok", demand });
+      controller.record({ latencyMs, outcome, demand });
     }
     this.#replay.advanceTo(this.#clock.now());
     return controller.limit;

@@ -8,8 +8,9 @@
  * With a learned server concurrency limit (`docs/adaptive.md`) the
  * controller's updates carry it: the level is served at it (NominalCL,
  * LendableCL and BorrowingCL recomputed live, as for a new ServerCL), and
- * each seat of an RPC caller is timed from its dispatch to its release for
- * the controller to collect (`_latency_samples.ts`).
+ * each seat it grants, to an RPC caller or a WebSocket client, is timed
+ * from its dispatch to its release, with how its work ended as the release
+ * says, for the controller to collect (`_latency_samples.ts`).
  * Internal to the Cloudflare adapter, except for its types, which
  * `PriorityLevelObject.createHost` (the seam of a subclass) names.
  *
@@ -21,7 +22,8 @@ import { applyServerConcurrencyLimit } from "../coordinator/learned_limit.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import { type LevelSamples, SampleRecorder } from "./_latency_samples.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
-import type { SeatRequest } from "../coordinator/types.ts";
+import type { Seat, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 import { seatRequestError, type WireConfiguration } from "../protocol/wire.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { type ClientConnection, SeatServer } from "../server/seat_server.ts";
@@ -171,6 +173,7 @@ export class LevelHost {
           borrowing: "external",
           metrics: this.metrics,
           token: this.#options.token ?? null,
+          track: (seat) => this.#track(seat),
           ...(this.#options.leaseMs !== undefined && { leaseMs: this.#options.leaseMs }),
           ...(this.#options.graceMs !== undefined && { graceMs: this.#options.graceMs }),
         });
@@ -184,10 +187,13 @@ export class LevelHost {
       applyServerConcurrencyLimit(this.#server.coordinator, learned);
     }
     if (learned === undefined) {
-      this.#samples?.clear();
+      // Seats sampled until now record into the recorder let go of here: nobody collects it.
       this.#samples = null;
     } else {
-      this.#samples ??= new SampleRecorder(this.#clock);
+      this.#samples ??= new SampleRecorder(
+        this.#clock,
+        () => this.#server?.coordinator.seatDemand() ?? 0,
+      );
     }
     this.#server?.setCurrentLimits(
       Object.fromEntries(Object.entries(update.limits).filter(([name]) => name === level)),
@@ -214,37 +220,38 @@ export class LevelHost {
       return Promise.resolve({ admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
     }
     let id = 0;
-    const requestedAt = this.#clock.now();
     const decided = server.acquire(request, (started) => id = started);
     // Only a queued request has a caller to watch: one decided at once is answered now.
     if (liveness === undefined || !server.isWaiting(id)) {
-      return decided.then((a) => this.#count(a, requestedAt));
+      return decided.then((a) => this.#count(a));
     }
     const watch = this.#watch(server, id, liveness);
     return decided.then(async (a) => {
       watch.cancel();
       // Only a caller that waited may have gone meanwhile; one admitted at once just called.
       if (!a.admitted || a.waitedMs === 0 || (await isAlive(liveness))) {
-        return this.#count(a, requestedAt);
+        return this.#count(a);
       }
-      server.release(a.seatId);
+      // Given back unused: no sample (initialized() gives the seats back as release() does).
+      server.initialized(a.seatId);
       this.stats.abandoned++;
       return { admitted: false, reason: "cancelled", retryAfterSeconds: 1 };
     });
   }
 
-  /** Gives seat `id` back (unknown or already released ids are ignored). */
-  release(seatId: number, executionMs?: number): void {
-    const server = this.#server;
-    if (server === null) return;
-    server.release(seatId, executionMs);
-    this.#samples?.released(seatId, executionMs, server.coordinator.seatDemand());
+  /**
+   * Gives seat `id` back (unknown or already released ids are ignored),
+   * with the time the caller measured and how its work ended, when it says.
+   */
+  release(seatId: number, executionMs?: number, outcome?: SampleOutcome): void {
+    this.#server?.release(seatId, executionMs, outcome);
   }
 
-  /** Watch-style early release of seat `id`'s seats (`docs/semantics.md` §5.5). */
+  /**
+   * Watch-style early release of seat `id`'s seats (`docs/semantics.md`
+   * §5.5); no sample: a long-running request's time is its stream's.
+   */
   initialized(seatId: number): void {
-    // A long-running request's time is its stream's, not the upstream's work.
-    this.#samples?.forget(seatId);
     this.#server?.initialized(seatId);
   }
 
@@ -285,7 +292,7 @@ export class LevelHost {
   }
 
   /**
-   * A WebSocket client's connection (protocol v1, `src/protocol/PROTOCOL.md`): feed it
+   * A WebSocket client's connection (`src/protocol/PROTOCOL.md`): feed it
    * the frames received; it sends through `send`.
    *
    * @throws {TypeError} when the object has no configuration yet.
@@ -327,13 +334,17 @@ export class LevelHost {
     this.#server?.close();
   }
 
-  /** Counts a grant and, with a learned limit, times it from its dispatch. */
-  #count(a: SessionAdmission, requestedAt: number): SessionAdmission {
-    if (!a.admitted) return a;
-    this.stats.granted++;
-    const limit = this.#server?.coordinator.configuration.serverConcurrencyLimit;
-    if (limit !== undefined) this.#samples?.dispatched(a.seatId, requestedAt + a.waitedMs, limit);
+  /** Counts a grant to an RPC caller. */
+  #count(a: SessionAdmission): SessionAdmission {
+    if (a.admitted) this.stats.granted++;
     return a;
+  }
+
+  /** With a learned limit, `seat` (granted now) as a sample, else `seat`. */
+  #track(seat: Seat): Seat {
+    const samples = this.#samples;
+    const limit = this.#server?.coordinator.configuration.serverConcurrencyLimit;
+    return samples === null || limit === undefined ? seat : samples.track(seat, limit);
   }
 
   /** Checks `liveness` every interval while acquire `id` waits; cancels it when gone. */

@@ -9,12 +9,15 @@
  */
 
 import type { Rejected, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
+import { releaseOptions } from "../coordinator/release_outcome.ts";
 import type { SeatTransport, TransportEvents } from "../remote/seat_transport.ts";
 import type { Liveness } from "./_level_host.ts";
 
 /** A seat as a level object hands it over RPC. */
 export interface SeatRpc {
-  release(options?: { executionMs?: number }): unknown;
+  /** `outcome`: how the seat's work ended, for a learned limit (an older object ignores it). */
+  release(options?: { executionMs?: number; outcome?: SampleOutcome }): unknown;
   initialized(): unknown;
   renew(): boolean | Promise<boolean>;
 }
@@ -95,8 +98,9 @@ export class RpcTransport implements SeatTransport {
     });
   }
 
-  release(id: number, executionMs: number | null): void {
-    this.#end(id, (s) => s.release(executionMs === null ? undefined : { executionMs }));
+  release(id: number, executionMs: number | null, outcome?: SampleOutcome): void {
+    const options = releaseOptions(executionMs ?? undefined, outcome);
+    this.#end(id, (s) => s.release(options));
   }
 
   initialized(id: number): void {

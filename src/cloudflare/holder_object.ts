@@ -20,6 +20,7 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { BudgetHolder, type BudgetHolderOptions } from "../budgets/holder.ts";
 import type { Admission, ReleaseOptions, Seat, SeatRequest } from "../coordinator/types.ts";
+import { knownOutcome, releaseOptions } from "../coordinator/release_outcome.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot } from "../observe/types.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
@@ -61,12 +62,19 @@ export class HeldSeatTarget extends RpcTarget {
     this.#seat = seat;
   }
 
-  /** Gives the seat back (with the execution time the Worker measured). False after the first time. */
+  /**
+   * Gives the seat back (with the execution time the Worker measured, and
+   * how its work ended for a learned limit; a value that is neither is
+   * ignored). False after the first time.
+   */
   release(options?: ReleaseOptions): boolean {
     if (this.#done) return false;
     this.#done = true;
-    const ms = typeof options === "object" && options !== null ? options.executionMs : undefined;
-    return this.#seat.release(typeof ms === "number" ? { executionMs: ms } : undefined);
+    const given = typeof options === "object" && options !== null ? options : undefined;
+    const ms = given?.executionMs;
+    return this.#seat.release(
+      releaseOptions(typeof ms === "number" ? ms : undefined, knownOutcome(given?.outcome)),
+    );
   }
 
   /** Watch-style early release (`docs/semantics.md` §5.5). */

@@ -2,11 +2,11 @@
  * `PriorityLevelObject`: the Durable Object holding one priority level's
  * queue set (`docs/semantics.md` §11.1). Workers reach it over RPC (`acquire`
  * returns a {@linkcode SeatTarget}); other processes over WebSocket with
- * protocol v1 (Hibernation API). Its limits come from the
- * {@linkcode ControllerObject}. Seats live in memory only: no storage write
- * on the request path; an object that restarts loses the seats it held
- * (their callers' releases then do nothing) and counts the restart in
- * `apf_level_object_starts`.
+ * the protocol of `src/protocol/PROTOCOL.md` (Hibernation API). Its limits
+ * come from the {@linkcode ControllerObject}. Seats live in memory only: no
+ * storage write on the request path; an object that restarts loses the
+ * seats it held (their callers' releases then do nothing) and counts the
+ * restart in `apf_level_object_starts`.
  *
  * @module
  */
@@ -15,6 +15,8 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
 import type { Rejected, ReleaseOptions, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
+import { knownOutcome } from "../coordinator/release_outcome.ts";
 import { MAX_BATCH } from "../protocol/wire.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import type { CoordinatorSnapshot, SessionsSnapshot } from "../observe/types.ts";
@@ -66,14 +68,20 @@ export class SeatTarget extends RpcTarget {
 
   /**
    * Gives the seat back, with the execution time the Worker measured
-   * (workerd's clock stands still while a request computes). False after the
-   * first time.
+   * (workerd's clock stands still while a request computes) and how its
+   * work ended (for a learned limit, `docs/adaptive.md`); a value that is
+   * neither is ignored. False after the first time.
    */
   release(options?: ReleaseOptions): boolean {
     if (this.#done) return false;
     this.#done = true;
-    const ms = typeof options === "object" && options !== null ? options.executionMs : undefined;
-    this.#host.release(this.#id, typeof ms === "number" ? ms : undefined);
+    const given = typeof options === "object" && options !== null ? options : undefined;
+    const ms = given?.executionMs;
+    this.#host.release(
+      this.#id,
+      typeof ms === "number" ? ms : undefined,
+      knownOutcome(given?.outcome),
+    );
     return true;
   }
 
@@ -205,15 +213,22 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
 
   /**
    * Gives back seats of {@linkcode PriorityLevelObject.acquireMany}: ids,
-   * or `[id, executionMs]` pairs. Unknown or released ids are ignored.
+   * `[id, executionMs]` pairs, or `[id, executionMs, outcome]` (how the
+   * work ended, for a learned limit; `executionMs` may then be `null`).
+   * Unknown or released ids are ignored, and so is an outcome that is none.
    */
-  releaseMany(seats: Array<number | [number, number]>): void {
+  releaseMany(
+    seats: Array<number | [number, number] | [number, number | null, SampleOutcome]>,
+  ): void {
     if (!Array.isArray(seats) || seats.length > MAX_BATCH) {
       throw new TypeError(`Cannot release seats: seats must be an array of at most ${MAX_BATCH}`);
     }
     for (const s of seats) {
       if (typeof s === "number") this.#host.release(s);
-      else if (Array.isArray(s)) this.#host.release(s[0], s[1]);
+      else if (Array.isArray(s)) {
+        const ms = s[1];
+        this.#host.release(s[0], typeof ms === "number" ? ms : undefined, knownOutcome(s[2]));
+      }
     }
   }
 
@@ -300,7 +315,7 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
   }
 
   /**
-   * WebSocket clients (`connectCoordinator`, protocol v1) connect here with
+   * WebSocket clients (`connectCoordinator`, `src/protocol/PROTOCOL.md`) connect here with
    * `?level=NAME`; the Worker routes them.
    */
   override async fetch(request: Request): Promise<Response> {

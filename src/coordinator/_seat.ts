@@ -7,6 +7,7 @@
 
 import type { QueueSetRequest } from "../fairqueuing/types.ts";
 import type { Level } from "./_level.ts";
+import { releaseOutcomeOf } from "./release_outcome.ts";
 import type { ReleaseOptions, Seat } from "./types.ts";
 
 /** A seat backed by an executing queue-set request. */
@@ -29,7 +30,9 @@ export class EmbeddedSeat implements Seat {
   release(options?: ReleaseOptions): boolean {
     const request = this.#request;
     if (request === null) return false;
-    // Validate before forgetting the request, so a bad argument changes nothing.
+    // Validate before forgetting the request, so a bad argument changes nothing. The outcome is
+    // for a learned limit (a seat that samples wraps this one): a static limit ignores it.
+    releaseOutcomeOf(options);
     const done = request.finish(options);
     this.#request = null;
     if (this.#level.quiescing) this.#reap();

@@ -6,10 +6,11 @@
  * reordered), fed by the seats the coordinator hands out. Each seat is a
  * sample: its time from its dispatch to its release (never its wait in a
  * queue, which is the limit's consequence, not the upstream's), how it
- * ended (the front end marks a refusal, an error or a time-out), and the
- * seats that wanted the server then. A seat given back early as
- * long-running (a watch) is no sample: its time is the stream's, not the
- * upstream's work.
+ * ended (the front end states a refusal, an error or a time-out with the
+ * release: {@linkcode ReleaseOptions.outcome}, carried over the wire to a
+ * coordinator server), and the seats that wanted the server then. A seat
+ * given back early as long-running (a watch) is no sample: its time is the
+ * stream's, not the upstream's work.
  *
  * The borrowing adjustment (`docs/semantics.md` §6) runs every sample
  * window rather than every 10 s: either the learned limit changed (which
@@ -27,6 +28,7 @@ import type { GradientControllerOptions } from "../adaptive/gradient_options.ts"
 import type { GradientSnapshot, SampleOutcome } from "../adaptive/types.ts";
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import { followLearnedLimit, type ReconfigurableCoordinator } from "./learned_limit.ts";
+import { releaseOutcomeOf } from "./release_outcome.ts";
 import type {
   AcquireOptions,
   Admission,
@@ -83,7 +85,7 @@ export interface AdaptiveLimitDeps {
 }
 
 /** A coordinator's ServerCL, learned from the seats it hands out. */
-export class AdaptiveLimit {
+export class AdaptiveLimit implements SampleSink {
   /** The controller (its limit, snapshot and options). */
   readonly controller: GradientController;
   #coordinator: AdaptiveCoordinator;
@@ -145,18 +147,14 @@ export class AdaptiveLimit {
    * sessions, whose clients release them when their work is done).
    */
   tracking(coordinator: AdmittingCoordinator): AdmittingCoordinator {
-    const tracked = (admission: Admission): Admission =>
-      admission.admitted ? { ...admission, seat: this.track(admission.seat) } : admission;
-    return {
-      acquire: (request, options) => coordinator.acquire(request, options).then(tracked),
-      begin: (request, options) => {
-        const answer = coordinator.begin(request, options);
-        return answer instanceof Promise ? answer.then(tracked) : tracked(answer);
-      },
-    };
+    return trackingSeats(coordinator, (seat) => this.track(seat));
   }
 
-  /** Records one seat's time; called by {@linkcode SampledSeat}. */
+  /**
+   * Records one seat's time on this limit's clock (the holder's own measure
+   * is not used: the time a client held a seat of a coordinator server is
+   * what it learns from); called by {@linkcode SampledSeat}.
+   */
   record(startedAt: number, outcome: SampleOutcome): void {
     this.controller.record({
       latencyMs: Math.max(0, this.#clock.now() - startedAt),
@@ -175,21 +173,51 @@ export class AdaptiveLimit {
 }
 
 /**
+ * `coordinator` with each seat it admits wrapped by `track` (a sample of a
+ * learned limit): for a host that hands its seats out.
+ */
+export function trackingSeats(
+  coordinator: AdmittingCoordinator,
+  track: (seat: Seat) => Seat,
+): AdmittingCoordinator {
+  const tracked = (admission: Admission): Admission =>
+    admission.admitted ? { ...admission, seat: track(admission.seat) } : admission;
+  return {
+    acquire: (request, options) => coordinator.acquire(request, options).then(tracked),
+    begin: (request, options) => {
+      const answer = coordinator.begin(request, options);
+      return answer instanceof Promise ? answer.then(tracked) : tracked(answer);
+    },
+  };
+}
+
+/** Where a {@linkcode SampledSeat} reports its sample ({@linkcode AdaptiveLimit}, or a collector). */
+export interface SampleSink {
+  /**
+   * A seat dispatched at `startedAt` (clock time) went back after work that
+   * ended as `outcome`; `executionMs` is the time its holder measured, when
+   * it gave one.
+   */
+  record(startedAt: number, outcome: SampleOutcome, executionMs?: number): void;
+}
+
+/**
  * A seat whose time, from its dispatch to its release, is a sample of the
- * adaptive limit. Set {@linkcode SampledSeat.outcome} before releasing it
- * when the work did not end well.
+ * adaptive limit. State how the work ended with the release
+ * (`release({ outcome: "rejected" })`), or set
+ * {@linkcode SampledSeat.outcome} before releasing it.
  */
 export class SampledSeat implements Seat {
-  /** How the work ended (default `"ok"`). */
+  /** How the work ended, when the release does not say (default `"ok"`). */
   outcome: SampleOutcome = "ok";
   #seat: Seat;
-  #limit: AdaptiveLimit;
+  #sink: SampleSink;
   #startedAt: number;
   #sampled = false;
 
-  constructor(seat: Seat, limit: AdaptiveLimit, startedAt: number) {
+  constructor(seat: Seat, sink: SampleSink, startedAt: number) {
     this.#seat = seat;
-    this.#limit = limit;
+    this.#sink = sink;
     this.#startedAt = startedAt;
   }
 
@@ -197,11 +225,14 @@ export class SampledSeat implements Seat {
     return this.#seat.priorityLevel;
   }
 
+  /** @throws {TypeError} for an unknown `outcome` (the seat stays held). */
   release(options?: ReleaseOptions): boolean {
+    // Checked first: a bad argument changes nothing.
+    const outcome = releaseOutcomeOf(options) ?? this.outcome;
     const released = this.#seat.release(options);
     if (released && !this.#sampled) {
       this.#sampled = true;
-      this.#limit.record(this.#startedAt, this.outcome);
+      this.#sink.record(this.#startedAt, outcome, options?.executionMs);
     }
     return released;
   }

@@ -34,6 +34,7 @@ export type {
   Seat,
   SeatRequest,
 } from "./types.ts";
+export type { SampleOutcome } from "../adaptive/types.ts";
 export { BorrowingController, type SeatDemandReport } from "./borrowing_controller.ts";
 export {
   applyServerConcurrencyLimit,

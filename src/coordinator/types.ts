@@ -8,6 +8,7 @@
  */
 
 import type { FlowHash, RejectReason, RequestDetails, WorkEstimate } from "../fairqueuing/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 
 /** Why a request was not admitted: the queue set's reasons, or no coordinator to ask. */
 export type AdmissionRejectReason = RejectReason | "unavailable";
@@ -57,6 +58,18 @@ export interface ReleaseOptions {
    * coordinator's clock (for example when the handler ran elsewhere).
    */
   executionMs?: number;
+  /**
+   * How the work done on the seat ended, for a server concurrency limit
+   * learned from latency (`serverConcurrencyLimit: "auto"`,
+   * `docs/adaptive.md`): `"ok"` (served, whatever the status), `"error"`,
+   * `"rejected"` (the upstream refused it for lack of capacity: a 503) or
+   * `"timeout"`. Absent: `"ok"`, or what a seat of the learned limit was
+   * told before (`SampledSeat.outcome`). It reaches the coordinator that
+   * learns, wherever it runs (a coordinator server, a Cloudflare level
+   * object); a seat of a static limit takes it and ignores it. Another value
+   * is refused with a `TypeError`, and the seat stays held.
+   */
+  outcome?: SampleOutcome;
 }
 
 /**

@@ -36,7 +36,8 @@ import {
 } from "./_gateway_server.ts";
 import { upstreamBody } from "./_upstream_body.ts";
 import { SeatLapsed, UpstreamDeadline } from "./_upstream_deadline.ts";
-import { outcomeOfStatus, SampledSeat } from "../coordinator/adaptive_limit.ts";
+import { outcomeOfStatus } from "../coordinator/adaptive_limit.ts";
+import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import type { Http1UpstreamClient, UpstreamReply } from "./upstream_client.ts";
 
 /** Options of {@linkcode gatewayExchange}. */
@@ -95,8 +96,8 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
         seat.initialized();
         return lapsedReply(state);
       }
-      if (seat instanceof SampledSeat) seat.outcome = deadline.passed ? "timeout" : "error";
-      seat.release();
+      // How it ended, for a learned limit wherever it runs (a coordinator server's too).
+      seat.release(deadline.passed ? RELEASED_AS.timeout : RELEASED_AS.error);
       // The client is gone and will not read this; 499 is nginx's "client closed request".
       if (req.gone) return textReply(499, "");
       // The client's body was invalid (RFC 9110 §15.5.1: its error, not the upstream's).
@@ -112,8 +113,9 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     // The deadline covers the wait for the response head; the body streams freely, unless the
     // client goes away: then it bounds how long the body is read to its end.
     deadline.pause();
-    // With a learned limit: what the upstream's answer says of its load (503: overloaded).
-    if (seat instanceof SampledSeat) seat.outcome = outcomeOfStatus(reply.status);
+    // With a learned limit: what the upstream's answer says of its load (503: overloaded), stated
+    // with the release (one options object per outcome, made once).
+    const ended = RELEASED_AS[outcomeOfStatus(reply.status)];
     const fields = withApfFields(reply.fields, state);
     let body = reply.body;
     if (body instanceof ReadableStream && req.method !== "HEAD") {
@@ -125,12 +127,12 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       } else {
         // The seat follows the body: released when it ends, fails, or is read out for a client
         // that left.
-        body = await upstreamBody(body, reply.length, deadline, seat);
+        body = await upstreamBody(body, reply.length, deadline, seat, ended);
       }
     } else {
       deadline.cancel();
       if (body instanceof ReadableStream) body.cancel().catch(() => {});
-      seat.release();
+      seat.release(ended);
     }
     return {
       status: reply.status,

@@ -10,6 +10,8 @@
 import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { upstreamBody } from "./_upstream_body.ts";
+import { outcomeOfStatus } from "../coordinator/adaptive_limit.ts";
+import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import { Deadlines } from "../fairqueuing/deadlines.ts";
 import { UpstreamDeadline } from "./_upstream_deadline.ts";
 import { TOO_MANY_REQUESTS_BODY } from "../hono/admission.ts";
@@ -124,6 +126,8 @@ export function reverseProxy(
       contentLengthOf(res.headers),
       deadline,
       req.method === "HEAD" ? undefined : state?.seat,
+      // A body that releases the seat states how it ended (one options object per outcome).
+      RELEASED_AS[outcomeOfStatus(res.status)],
     );
     // A Response made with another's Headers copies them as they are (no check per header).
     const out = new Response(body, {

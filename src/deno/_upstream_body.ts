@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { Seat } from "../coordinator/types.ts";
+import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
 import { releasingSeat } from "../hono/seat_body.ts";
 
 /** Bodies up to this many bytes may be passed on whole. */
@@ -57,7 +57,8 @@ type Read = Promise<ReadableStreamReadResult<Uint8Array>>;
 /**
  * The body to answer with: the bytes when they are all in hand (see the
  * module's documentation), else a stream of the body that gives `seat`
- * back itself (marked for `apf()`). `contentLength` is the upstream's
+ * back itself (marked for `apf()`), with `releasedAs` (how the upstream's
+ * work ended, for a learned limit). `contentLength` is the upstream's
  * `Content-Length` (`null` when absent or invalid).
  */
 export async function upstreamBody(
@@ -65,6 +66,7 @@ export async function upstreamBody(
   contentLength: number | null,
   deadline: BodyDeadline,
   seat: Seat | undefined,
+  releasedAs?: ReleaseOptions,
 ): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null> {
   if (body === null) return null;
   let reader: ReadableStreamBYOBReader;
@@ -72,21 +74,21 @@ export async function upstreamBody(
     reader = body.getReader({ mode: "byob" });
   } catch {
     // Not a byte stream (not Deno's fetch): stream it through a default reader.
-    return streamed(body.getReader(), null, contentLength, deadline, seat);
+    return streamed(body.getReader(), null, contentLength, deadline, seat, releasedAs);
   }
   if (contentLength === null || contentLength > WHOLE_BODY_LIMIT) {
-    return streamed(reader, null, contentLength, deadline, seat);
+    return streamed(reader, null, contentLength, deadline, seat, releasedAs);
   }
   // One byte more than announced: a body longer than its Content-Length is not whole.
   const first: Read = reader.read(new Uint8Array(contentLength + 1));
   const got = await Promise.race([first, turn()]);
   if (got === NOT_YET || got.done || got.value.byteLength !== contentLength) {
-    return streamed(reader, first, contentLength, deadline, seat);
+    return streamed(reader, first, contentLength, deadline, seat, releasedAs);
   }
   const end: Read = reader.read(new Uint8Array(1));
   const ended = await Promise.race([end, turn()]);
   if (ended === NOT_YET || !ended.done) {
-    return streamed(reader, end, contentLength, deadline, seat, got.value);
+    return streamed(reader, end, contentLength, deadline, seat, releasedAs, got.value);
   }
   // The buffer was made here: a plain ArrayBuffer.
   return got.value as Uint8Array<ArrayBuffer>;
@@ -103,6 +105,7 @@ function streamed(
   contentLength: number | null,
   deadline: BodyDeadline,
   seat: Seat | undefined,
+  releasedAs: ReleaseOptions | undefined,
   head?: Uint8Array,
 ): ReadableStream<Uint8Array> {
   let left = contentLength ?? Infinity;
@@ -130,12 +133,12 @@ function streamed(
         result = await read();
       } catch (e) {
         if (cancelled) return;
-        seat?.release();
+        seat?.release(releasedAs);
         throw e;
       }
       if (cancelled) return;
       if (result.done) {
-        seat?.release();
+        seat?.release(releasedAs);
         controller.close();
       } else {
         left -= result.value.byteLength;
@@ -154,7 +157,7 @@ function streamed(
       } finally {
         deadline.cancel();
         await timedOut.catch(() => {});
-        seat?.release();
+        seat?.release(releasedAs);
       }
     },
   });

@@ -7,18 +7,23 @@
  * @module
  */
 
-import type { Seat } from "../coordinator/types.ts";
+import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
 
 /**
- * A copy of `response` whose body releases `seat` when it ends, fails or is
- * cancelled by the client; a response without a body releases it at once.
- * On cancel, the seat goes back once the body's own source has finished
- * cancelling (the gateway's source reads its upstream to the end first).
+ * A copy of `response` whose body releases `seat` (with `ended`: how the
+ * work ended, for a learned limit) when it ends, fails or is cancelled by
+ * the client; a response without a body releases it at once. On cancel,
+ * the seat goes back once the body's own source has finished cancelling
+ * (the gateway's source reads its upstream to the end first).
  */
-export function releaseWhenBodyEnds(response: Response, seat: Seat): Response {
+export function releaseWhenBodyEnds(
+  response: Response,
+  seat: Seat,
+  ended?: ReleaseOptions,
+): Response {
   const body = response.body;
   if (body === null) {
-    seat.release();
+    seat.release(ended);
     return response;
   }
   const reader = body.getReader();
@@ -30,20 +35,20 @@ export function releaseWhenBodyEnds(response: Response, seat: Seat): Response {
         const { done, value } = await reader.read();
         if (cancelling) return;
         if (done) {
-          seat.release();
+          seat.release(ended);
           controller.close();
         } else {
           controller.enqueue(value);
         }
       } catch (e) {
         if (cancelling) return;
-        seat.release();
+        seat.release(ended);
         controller.error(e);
       }
     },
     cancel(reason) {
       cancelling = true;
-      return reader.cancel(reason).finally(() => seat.release());
+      return reader.cancel(reason).finally(() => seat.release(ended));
     },
   });
   return new Response(stream, response);

@@ -29,7 +29,7 @@ import {
   requestDeadlineMs,
   seatRequestFor,
 } from "../coordinator/seat_request.ts";
-import type { Admission, Coordinator } from "../coordinator/types.ts";
+import type { Admission, Coordinator, ReleaseOptions } from "../coordinator/types.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import { effectiveFromWire } from "../protocol/wire_configuration.ts";
 import { kubernetesEstimator } from "../estimate/kubernetes.ts";
@@ -63,8 +63,8 @@ import {
   AdaptiveLimit,
   adaptiveOptionsOf,
   outcomeOfStatus,
-  SampledSeat,
 } from "../coordinator/adaptive_limit.ts";
+import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import { resolveGradientOptions } from "../adaptive/gradient_options.ts";
 import type { GradientSnapshot } from "../adaptive/types.ts";
 import { systemClock } from "../fairqueuing/clock.ts";
@@ -341,14 +341,17 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     const { seat, classification } = state;
     c.set("apf", state);
     let released = false;
+    // How the work ended, stated with the release for a learned limit wherever it runs (a
+    // coordinator server's too): one options object per outcome, made once.
+    let ended: ReleaseOptions | undefined;
     try {
       try {
         await next();
       } catch (e) {
-        if (seat instanceof SampledSeat) seat.outcome = "error";
+        ended = RELEASED_AS.error;
         throw e;
       }
-      if (seat instanceof SampledSeat) seat.outcome = outcomeOfStatus(c.res.status);
+      ended = RELEASED_AS[outcomeOfStatus(c.res.status)];
       // Added to the response the handler made, not prepared with c.header() before next():
       // prepared headers send Hono's c.text() and c.json() down their slow path (a copy of the
       // headers per response), about 1.3 µs more per request on Deno.
@@ -364,12 +367,12 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
       } else if (!bodyIsComplete(res)) {
         // The body is still being made: the seat follows it, not the handler's return (a body
         // that releases the seat itself, the gateway's, is left as it is).
-        if (!releasesItsSeat(res.body)) res = releaseWhenBodyEnds(res, seat);
+        if (!releasesItsSeat(res.body)) res = releaseWhenBodyEnds(res, seat, ended);
         released = true;
       }
       if (res !== c.res) c.res = res;
     } finally {
-      if (!released) seat.release();
+      if (!released) seat.release(ended);
     }
   } as ApfMiddleware<E>;
 

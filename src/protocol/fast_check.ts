@@ -10,6 +10,8 @@
  * @module
  */
 
+import { SAMPLE_OUTCOMES } from "../adaptive/types.ts";
+
 const MAX_NAME = 1024;
 const MAX_PATH = 8192;
 const MAX_SEATS = 1_000_000;
@@ -34,6 +36,9 @@ const DETAIL_KEYS = [
   "resource",
   "subresource",
 ] as const;
+
+/** What a `release` may state of its seat's work (version 2). */
+const OUTCOMES = new Set<unknown>(SAMPLE_OUTCOMES);
 
 type Obj = Record<string, unknown>;
 
@@ -96,7 +101,8 @@ function isOp(op: unknown): boolean {
     case "acquire":
       return op.length === 3 && isId(op[1]) && isRequest(op[2]);
     case "release":
-      return op.length === 3 && isId(op[1]) && (op[2] === null || isMs(op[2]));
+      return (op.length === 3 || (op.length === 4 && OUTCOMES.has(op[3]))) && isId(op[1]) &&
+        (op[2] === null || isMs(op[2]));
     case "cancel":
     case "initialized":
     case "renew":

@@ -1,10 +1,10 @@
 /**
- * The remote coordinator's wire protocol, version 1 (see `PROTOCOL.md` in
- * this folder): the messages a client and a coordinator server exchange
- * over a WebSocket, their zod schemas, and decoding that never throws. A
- * malformed, oversized or unknown message decodes to a {@linkcode WireError}
- * naming the problem, so the receiver can answer it and carry on without
- * any change of state.
+ * The remote coordinator's wire protocol, versions 1 and 2 (see
+ * `PROTOCOL.md` in this folder): the messages a client and a coordinator
+ * server exchange over a WebSocket, their zod schemas, and decoding that
+ * never throws. A malformed, oversized or unknown message decodes to a
+ * {@linkcode WireError} naming the problem, so the receiver can answer it
+ * and carry on without any change of state.
  *
  * Many operations travel in one frame: a client coalesces the acquires,
  * releases, cancels, `initialized()` calls and lease renewals of a tick into
@@ -16,10 +16,17 @@
 import { z } from "zod";
 import { isPlainDecisionsMessage, isPlainOpsMessage, isPlainSeatRequest } from "./fast_check.ts";
 import type { SeatRequest } from "../coordinator/types.ts";
+import { SAMPLE_OUTCOMES, type SampleOutcome } from "../adaptive/types.ts";
 import { errorClassOf } from "../_shared/errors.ts";
 
 /** The protocol versions this implementation speaks, newest last. */
-export const WIRE_VERSIONS: readonly number[] = [1];
+export const WIRE_VERSIONS: readonly number[] = [1, 2];
+
+/**
+ * The first version whose `release` may state how the seat's work ended
+ * (a server of version 1 refuses the field as malformed).
+ */
+export const RELEASE_OUTCOME_VERSION = 2;
 
 /** WebSocket close code after a protocol violation (RFC 6455 §7.4.1). */
 export const CLOSE_PROTOCOL_ERROR = 1002;
@@ -54,10 +61,15 @@ export interface WireError {
   message: string;
 }
 
-/** An operation of an `ops` message; `id` names the acquire it belongs to. */
+/**
+ * An operation of an `ops` message; `id` names the acquire it belongs to. A
+ * `release` may end with the outcome of the seat's work (version 2; absent:
+ * `"ok"`).
+ */
 export type WireOp =
   | ["acquire", number, SeatRequest]
   | ["release", number, number | null]
+  | ["release", number, number | null, SampleOutcome]
   | ["cancel", number]
   | ["initialized", number]
   | ["renew", number];
@@ -109,6 +121,7 @@ const name = z.string().max(MAX_NAME_LENGTH);
 const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const uint32 = z.number().int().min(0).max(0xffffffff);
 const ms = z.number().nonnegative().finite();
+const outcome = z.enum(SAMPLE_OUTCOMES as readonly [SampleOutcome, ...SampleOutcome[]]);
 
 const details = z.strictObject({
   user: name,
@@ -138,7 +151,7 @@ const seatRequest = z.strictObject({
 
 const op = z.union([
   z.tuple([z.literal("acquire"), id, seatRequest]),
-  z.tuple([z.literal("release"), id, ms.nullable()]),
+  z.tuple([z.literal("release"), id, ms.nullable(), outcome.optional()]),
   z.tuple([z.literal("cancel"), id]),
   z.tuple([z.literal("initialized"), id]),
   z.tuple([z.literal("renew"), id]),

@@ -11,7 +11,13 @@
 
 import type { SeatRequest } from "../coordinator/types.ts";
 import { Coalescer } from "../protocol/coalescer.ts";
-import { encodeMessage, type WireDecision, type WireOp } from "../protocol/wire.ts";
+import {
+  encodeMessage,
+  RELEASE_OUTCOME_VERSION,
+  type WireDecision,
+  type WireOp,
+} from "../protocol/wire.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 import { Connection, type ConnectionOptions } from "./_connection.ts";
 import { type ClientState, CoordinatorRefusedError } from "./client_types.ts";
 import type { SeatTransport, TransportEvents } from "./seat_transport.ts";
@@ -21,6 +27,8 @@ export class WebSocketTransport implements SeatTransport {
   #connection: Connection;
   #session: string | null = null;
   #leaseMs = 30_000;
+  /** The server agreed to a version whose releases may state their outcome. */
+  #outcomes = false;
   #ops = new Coalescer<WireOp>((ops) => this.#connection.send(encodeMessage({ t: "ops", ops })));
 
   /** A transport over `options`' connection, not started yet. */
@@ -32,6 +40,7 @@ export class WebSocketTransport implements SeatTransport {
         const resumed = this.#session !== null && m.session === this.#session;
         this.#session = m.session;
         this.#leaseMs = m.leaseMs;
+        this.#outcomes = m.v >= RELEASE_OUTCOME_VERSION;
         events.configure(m.config);
         stats.reclaimed += events.reachable(resumed ? m.reclaimed : []);
       },
@@ -88,8 +97,13 @@ export class WebSocketTransport implements SeatTransport {
 
   readonly cancel = (id: number): void => this.#ops.push(["cancel", id]);
 
-  release(id: number, executionMs: number | null): void {
-    this.#ops.push(["release", id, executionMs]);
+  release(id: number, executionMs: number | null, outcome?: SampleOutcome): void {
+    // "ok" goes without saying; a server of version 1 would refuse the field, and the whole frame.
+    this.#ops.push(
+      outcome === undefined || outcome === "ok" || !this.#outcomes
+        ? ["release", id, executionMs]
+        : ["release", id, executionMs, outcome],
+    );
   }
 
   initialized(id: number): void {

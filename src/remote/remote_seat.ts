@@ -7,12 +7,22 @@
  */
 
 import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
+import { releaseOutcomeOf } from "../coordinator/release_outcome.ts";
 import { checkNumber } from "../_shared/errors.ts";
 
 /** What a remote seat tells its client when it ends. */
 export interface SeatOwner {
-  /** The seat went back (`executionMs` or `null`); `initialized` for an early release. */
-  ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void;
+  /**
+   * The seat went back (`executionMs` or `null`); `initialized` for an
+   * early release; `outcome` as the release stated it (absent: none).
+   */
+  ended(
+    seat: RemoteSeat,
+    executionMs: number | null,
+    initialized: boolean,
+    outcome?: SampleOutcome,
+  ): void;
 }
 
 function checkExecutionMs(options: ReleaseOptions | undefined): number | null {
@@ -64,12 +74,14 @@ export class RemoteSeat implements Seat {
     this.#lost = true;
   }
 
+  /** @throws {TypeError} or {RangeError} for an invalid option (the seat stays held). */
   release(options?: ReleaseOptions): boolean {
     // Validate first, so that a bad argument changes nothing.
     const ms = checkExecutionMs(options);
+    const outcome = releaseOutcomeOf(options);
     if (this.#done) return false;
     this.#done = true;
-    this.#owner.ended(this, ms, false);
+    this.#owner.ended(this, ms, false, outcome);
     return true;
   }
 
@@ -95,6 +107,7 @@ export class OpenSeat implements Seat {
 
   release(options?: ReleaseOptions): boolean {
     checkExecutionMs(options);
+    releaseOutcomeOf(options);
     if (this.#done) return false;
     this.#done = true;
     return true;

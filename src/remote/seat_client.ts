@@ -43,6 +43,7 @@ import {
   MAX_QUEUE_WAIT_LIMIT_MS,
 } from "../coordinator/seat_request.ts";
 import type { AcquireOptions, Admission, Coordinator, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 import { seatRequestError, type WireConfiguration } from "../protocol/wire.ts";
 import { checkNumber } from "../_shared/errors.ts";
 import { DEFAULT_FALLBACK_FRACTION } from "./client_types.ts";
@@ -429,8 +430,13 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
 
   // ---- seats --------------------------------------------------------------
 
-  /** A seat ended (from {@linkcode RemoteSeat}): the transport gives it back. */
-  ended(seat: RemoteSeat, executionMs: number | null, initialized: boolean): void {
+  /** A seat ended (from {@linkcode RemoteSeat}): the transport gives it back, with its outcome. */
+  ended(
+    seat: RemoteSeat,
+    executionMs: number | null,
+    initialized: boolean,
+    outcome?: SampleOutcome,
+  ): void {
     if (this.#byId.get(seat.id) !== seat) return;
     this.#drop(seat);
     if (this.#heldCount === 0) this.#stopRenewals();
@@ -438,7 +444,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     // kept, and it goes back then (see reachable).
     if (this.#transport.state !== "connected") return;
     if (initialized) this.#transport.initialized(seat.id);
-    else this.#transport.release(seat.id, this.#executionMs(seat, executionMs));
+    else this.#transport.release(seat.id, this.#executionMs(seat, executionMs), outcome);
   }
 
   /** The acquires waiting for their decision, in the order they were made (a copy). */

@@ -14,6 +14,7 @@
  */
 
 import type { Rejected, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 import type { WireConfiguration } from "../protocol/wire.ts";
 import type { ClientState } from "./client_types.ts";
 
@@ -49,8 +50,12 @@ export interface SeatTransport {
    * once, and gives back a seat granted after it.
    */
   readonly cancel: ((id: number) => void) | null;
-  /** Gives seat `id` back (`executionMs` or `null`: the server measures). */
-  release(id: number, executionMs: number | null): void;
+  /**
+   * Gives seat `id` back (`executionMs` or `null`: the server measures),
+   * with how its work ended when the release stated it (absent: `"ok"`),
+   * for a server that learns its limit (`docs/adaptive.md`).
+   */
+  release(id: number, executionMs: number | null, outcome?: SampleOutcome): void;
   /** Watch-style early release of seat `id` (`docs/semantics.md` §5.5). */
   initialized(id: number): void;
   /** Starts seat `id`'s lease again; a seat the server no longer has comes back by `expired`. */

@@ -14,13 +14,14 @@
  */
 
 import { withServerConcurrencyLimit } from "../config/mod.ts";
-import { AdaptiveLimit } from "../coordinator/adaptive_limit.ts";
+import { AdaptiveLimit, trackingSeats } from "../coordinator/adaptive_limit.ts";
 import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import { exposeAdaptiveLimit } from "../observe/adaptive_metrics.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { SeatDemandReport } from "../coordinator/borrowing_controller.ts";
-import type { SeatRequest } from "../coordinator/types.ts";
+import type { Seat, SeatRequest } from "../coordinator/types.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
 import { type Clock, systemClock } from "../fairqueuing/clock.ts";
 import type { SnapshotOptions } from "../fairqueuing/types.ts";
 import { FlowcontrolMetrics } from "../observe/flowcontrol_metrics.ts";
@@ -60,9 +61,19 @@ export interface SeatServerOptions {
   /**
    * Learn the server concurrency limit from latency (`docs/adaptive.md`):
    * the controller's options. Each seat is a sample from its grant to its
-   * release by the client, who holds it while its upstream works.
+   * release by the client, who holds it while its upstream works, ended as
+   * the client's release says (a `release` operation's outcome; absent:
+   * `"ok"`). A seat the server takes back (lease expired, session lost) is
+   * no sample.
    */
   adaptive?: GradientControllerOptions;
+  /**
+   * Wraps each seat the sessions grant, WebSocket clients' and direct
+   * callers' alike (after the adaptive limit's own wrapping): for a host
+   * that samples its seats for a limit learned elsewhere (the Cloudflare
+   * level object's, `src/cloudflare/_latency_samples.ts`).
+   */
+  track?: (seat: Seat) => Seat;
 }
 
 /** A transport's socket, as the kit sees it. */
@@ -132,7 +143,9 @@ export class SeatServer {
       adaptive = options.adaptive === undefined
         ? null
         : new AdaptiveLimit(this.coordinator, options.adaptive, { clock: this.#clock });
-      this.sessions = new SessionHost(adaptive?.tracking(this.coordinator) ?? this.coordinator, {
+      const served = adaptive?.tracking(this.coordinator) ?? this.coordinator;
+      const track = options.track;
+      this.sessions = new SessionHost(track === undefined ? served : trackingSeats(served, track), {
         clock: this.#clock,
         ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
         ...(options.graceMs !== undefined && { graceMs: options.graceMs }),
@@ -170,8 +183,8 @@ export class SeatServer {
   }
 
   /**
-   * A client connection over `socket` (protocol v1): feed it the frames the
-   * socket receives, and tell it when the socket closes.
+   * A client connection over `socket` (`src/protocol/PROTOCOL.md`): feed
+   * it the frames the socket receives, and tell it when the socket closes.
    */
   connect(socket: ClientSocket): ClientConnection {
     const connection: ServerConnection = new ServerConnection({
@@ -252,9 +265,12 @@ export class SeatServer {
     this.#direct.cancel(id);
   }
 
-  /** Gives direct seat `id` back (unknown or released ids are ignored). */
-  release(id: number, executionMs?: number): void {
-    this.#direct.release(id, executionMs);
+  /**
+   * Gives direct seat `id` back (unknown or released ids are ignored), with
+   * how its work ended when the caller said (`docs/adaptive.md`).
+   */
+  release(id: number, executionMs?: number, outcome?: SampleOutcome): void {
+    this.#direct.release(id, executionMs, outcome);
   }
 
   /** Watch-style early release of direct seat `id` (`docs/semantics.md` §5.5). */

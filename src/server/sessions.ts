@@ -17,6 +17,8 @@ import type { EmbeddedCoordinator } from "../coordinator/embedded.ts";
 import type { Admission, Coordinator, Rejected, Seat, SeatRequest } from "../coordinator/types.ts";
 import type { WireDecision, WireError, WireOp } from "../protocol/wire.ts";
 import { checkNumber } from "../_shared/errors.ts";
+import type { SampleOutcome } from "../adaptive/types.ts";
+import { knownOutcome, releaseOptions } from "../coordinator/release_outcome.ts";
 
 /** Default lease term of a granted seat: 30 s. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -102,8 +104,12 @@ export interface Session {
    * request; resolves `unavailable` when the session ends first.
    */
   acquire(id: number, request: SeatRequest): Promise<SessionAdmission>;
-  /** Gives held seat `id` back (unknown or waiting ids are ignored). */
-  release(id: number, executionMs?: number | null): void;
+  /**
+   * Gives held seat `id` back (unknown or waiting ids are ignored), with how
+   * its work ended when the client said (for a learned limit; an unknown
+   * value is ignored, as an invalid `executionMs` is).
+   */
+  release(id: number, executionMs?: number | null, outcome?: SampleOutcome): void;
   /** Watch-style early release of held seat `id` (`docs/semantics.md` §5.5). */
   initialized(id: number): void;
   /** Cancels acquire `id` while it waits (it is then answered `cancelled`). */
@@ -130,6 +136,17 @@ interface HostContext {
   lease(expire: () => void): Timer;
   grace(end: () => void): Timer;
   forget(session: SessionImpl): void;
+}
+
+/**
+ * Gives back a seat its client did not release (its lease expired, its
+ * session ended, or nobody was left to hand it to). No sample of a learned
+ * limit: how long it was held says nothing of the upstream's work.
+ * `initialized()` gives the seats back as `release()` does, and a sampled
+ * seat (`src/coordinator/adaptive_limit.ts`) records nothing for it.
+ */
+function reclaim(seat: Seat): void {
+  seat.initialized();
 }
 
 class SessionImpl implements Session {
@@ -183,7 +200,7 @@ class SessionImpl implements Session {
           this.#start(op[1], op[2], this.#wire);
           break;
         case "release":
-          this.release(op[1], op[2]);
+          this.release(op[1], op[2], op[3]);
           break;
         case "initialized":
           this.initialized(op[1]);
@@ -217,12 +234,13 @@ class SessionImpl implements Session {
     });
   }
 
-  release(id: number, executionMs?: number | null): void {
+  release(id: number, executionMs?: number | null, outcome?: SampleOutcome): void {
     const ms = executionMs !== undefined && executionMs !== null && executionMs >= 0 &&
         executionMs < Infinity
       ? executionMs
       : undefined;
-    this.#end(id, (seat) => seat.release(ms === undefined ? undefined : { executionMs: ms }));
+    const options = releaseOptions(ms, knownOutcome(outcome));
+    this.#end(id, (seat) => seat.release(options));
   }
 
   initialized(id: number): void {
@@ -245,7 +263,7 @@ class SessionImpl implements Session {
       entry.waiting = null;
       if (this.#entries.get(id) !== entry || (a.admitted && this.#ended)) {
         if (this.#entries.get(id) === entry) this.#entries.delete(id);
-        if (a.admitted) a.seat.release();
+        if (a.admitted) reclaim(a.seat);
         answer.dropped(id);
         return;
       }
@@ -311,7 +329,7 @@ class SessionImpl implements Session {
   #expire(id: number, entry: Entry): void {
     if (this.#entries.get(id) !== entry) return;
     this.#entries.delete(id);
-    entry.seat?.release();
+    if (entry.seat !== null) reclaim(entry.seat);
     this.#host.stats.expired++;
     this.expired++;
     this.#host.reclaimed(this, id, entry, "expired");
@@ -361,7 +379,7 @@ class SessionImpl implements Session {
       e.waiting?.abort();
       e.lease?.cancel();
       if (e.seat !== null) {
-        e.seat.release();
+        reclaim(e.seat);
         if (lost) {
           this.#host.stats.lost++;
           this.lost++;

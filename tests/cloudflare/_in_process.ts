@@ -13,6 +13,7 @@ import {
 } from "../../src/cloudflare/_worker_coordinator.ts";
 import type { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import type { LevelPort } from "../../src/cloudflare/_controller_host.ts";
+import type { SampleOutcome } from "../../src/adaptive/types.ts";
 
 /** A level host as the Worker sees a level object's stub. */
 export function levelRpc(host: LevelHost): LevelRpc {
@@ -26,7 +27,8 @@ export function levelRpc(host: LevelHost): LevelRpc {
         waitedMs: a.waitedMs,
         leaseMs: a.leaseMs,
         seat: {
-          release: (o?: { executionMs?: number }) => host.release(id, o?.executionMs),
+          release: (o?: { executionMs?: number; outcome?: SampleOutcome }) =>
+            host.release(id, o?.executionMs, o?.outcome),
           initialized: () => host.initialized(id),
           renew: () => host.renew(id),
         },

@@ -12,14 +12,17 @@ import {
 } from "../../src/cloudflare/_controller_configuration.ts";
 import { ControllerHost } from "../../src/cloudflare/_controller_host.ts";
 import type { ApfBindings } from "../../src/cloudflare/env.ts";
-import type { LevelSamples } from "../../src/cloudflare/_latency_samples.ts";
+import type { LevelSample, LevelSamples } from "../../src/cloudflare/_latency_samples.ts";
+import { WorkerCoordinator } from "../../src/cloudflare/_worker_coordinator.ts";
+import { outcomeOfStatus } from "../../src/coordinator/adaptive_limit.ts";
+import { RELEASED_AS } from "../../src/coordinator/release_outcome.ts";
 import { LearnedLimit } from "../../src/cloudflare/_learned_limit.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { resolveConfiguration } from "../../src/config/resolve.ts";
 import { loadConfiguration } from "../../src/config/mod.ts";
 import { withServerConcurrencyLimit } from "../../src/config/effective.ts";
 import { queuingLevel } from "./_manifests.ts";
-import { levelHosts } from "./_in_process.ts";
+import { levelHosts, levelRpc, signalLiveness } from "./_in_process.ts";
 import { settle } from "../_helpers/settle.ts";
 
 const manifests = ["a", "b"].map((name) =>
@@ -230,6 +233,91 @@ Deno.test("auto on Cloudflare: configuration errors change nothing; a static lim
   assert.equal(t.host("a").collectSamples(), null, "the level objects stopped sampling");
   controller.close();
   for (const h of t.hosts.values()) h.close();
+});
+
+Deno.test("auto on Cloudflare: the upstream's 503s reach the controller with the Worker's releases, and a window of them brings the limit down", async () => {
+  const t = setup({ minRttRequests: 3, initial: 40 });
+  const { clock, controller, host } = t;
+  await controller.start();
+  for (const name of ["a", "b"]) host(name).update(name, controller.levelUpdate());
+  // The Worker's side: its coordinator asks the level objects over RPC (here, in process).
+  const worker = new WorkerCoordinator(
+    (name) => levelRpc(host(name)),
+    null,
+    signalLiveness,
+    { clock, policy: "closed" },
+  );
+  const adjust = async (at: number) => {
+    clock.advanceTo(at);
+    await controller.adjust();
+    await settle(10);
+  };
+  /** `n` requests of level a at once, each held `ms`, released with the outcome of `status`. */
+  const serve = async (n: number, ms: number, status: number) => {
+    const admissions = await Promise.all(
+      Array.from({ length: n }, () => worker.acquire({ priorityLevel: "a", flowSchema: "a" })),
+    );
+    clock.advance(ms);
+    for (const a of admissions) {
+      assert.ok(a.admitted, JSON.stringify(a));
+      // As apf() releases it after the handler's (or the upstream's) answer.
+      a.seat.release(RELEASED_AS[outcomeOfStatus(status)]);
+    }
+    await settle(10);
+  };
+  await adjust(1000);
+  assert.equal(controller.adaptiveSnapshot()!.phase, "measuring-min-rtt");
+  for (let i = 0; i < 3; i++) await serve(1, 50, 200);
+  await adjust(2000);
+  assert.deepEqual(
+    [controller.adaptiveSnapshot()!.phase, controller.adaptiveSnapshot()!.minRttMs],
+    ["sampling", 50],
+  );
+  assert.equal(controller.levelUpdate().serverConcurrencyLimit, 40, "the limit restored");
+  // A window of the upstream's 503s: refusals, slower than any served request.
+  await serve(4, 30, 503);
+  await adjust(3000);
+  const s = controller.adaptiveSnapshot()!;
+  assert.equal(s.sampleRttMs, Infinity);
+  assert.equal(s.gradient, 0.5, "at the gradient's floor");
+  // 0.5 · 40 + sqrt(20) ≈ 24, pushed to the level objects.
+  assert.equal(s.limit, 24);
+  assert.equal(host("a").snapshot().serverConcurrencyLimit, 24);
+  worker.close();
+  controller.close();
+  for (const h of t.hosts.values()) h.close();
+});
+
+Deno.test("the controller replays each sample's outcome; one that is none is left out, and an older level object's (none) is served", () => {
+  const clock = new FakeEventClock();
+  const learned = new LearnedLimit({ minRttRequests: 2, initial: 20 }, clock);
+  const batch = (samples: LevelSample[]): LevelSamples => ({
+    samples,
+    released: samples.length,
+    peakDemand: 30,
+  });
+  clock.advance(1000);
+  learned.learn([]);
+  clock.advance(100);
+  // Measuring: a refusal has no latency, and a sample whose outcome is none is left out.
+  learned.learn([{
+    samples: batch([[60, 10, 3, "rejected"], [50, 10, 3, "overload" as never], [40, 20, 3]]),
+    receivedAt: clock.now(),
+  }]);
+  assert.equal(learned.snapshot().phase, "measuring-min-rtt", "one sample taken, of two");
+  learned.learn([{ samples: batch([[10, 20, 3, "ok"]]), receivedAt: clock.now() }]);
+  assert.deepEqual([learned.snapshot().phase, learned.snapshot().minRttMs], ["sampling", 20]);
+  clock.advance(200);
+  learned.learn([{
+    samples: batch([[150, 15, 20, "ok"], [100, 18, 20, "error"]]),
+    receivedAt: clock.now(),
+  }]);
+  clock.advance(1000);
+  learned.learn([]);
+  // An error faster than the minRTT says nothing of capacity: left out of the window (as served,
+  // its 18 ms would be the window's p90).
+  assert.equal(learned.snapshot().sampleRttMs, 15);
+  learned.close();
 });
 
 Deno.test("the learned limit's minRTT takes only seats dispatched at the pin, whatever the replay says", () => {

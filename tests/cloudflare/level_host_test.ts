@@ -171,6 +171,54 @@ Deno.test("WebSocket clients speak protocol v1 to the level object and hear new 
   assert.equal(levelOf(host).queueSet.seatsInUse, 0);
 });
 
+Deno.test("a learned limit: a WebSocket client's seats are samples too, ended as its release says; seats given back early, taken back or never used are none", async () => {
+  const { clock, host, update } = setup({ leaseMs: 1000 });
+  update({ limits: { q: 2 }, serverConcurrencyLimit: 40 });
+  const sent: Record<string, unknown>[] = [];
+  const conn = host.connect((t) => sent.push(JSON.parse(t)), () => {});
+  conn.receive(
+    JSON.stringify({ t: "hello", v: [1, 2], token: null, client: "deno-app", resume: null }),
+  );
+  assert.equal(sent[0]!.v, 2);
+  const ops = (...ops: unknown[]) => conn.receive(JSON.stringify({ t: "ops", ops }));
+  ops(["acquire", 1, req], ["acquire", 2, req]);
+  await settle(20);
+  clock.advance(20);
+  // A time-out of the upstream; a release of version 1 (no outcome: served), measured by the client.
+  ops(["release", 1, null, "timeout"], ["release", 2, 7]);
+  ops(["acquire", 3, req], ["acquire", 4, req]);
+  await settle(20);
+  ops(["initialized", 3]); // long-running: its time is the stream's
+  clock.advance(1000); // 4's lease expires: its client is gone, it is taken back
+  await settle(20);
+  assert.ok(sent.some((m) => JSON.stringify(m.d) === '[[4,"expired"]]'), JSON.stringify(sent));
+  // An RPC caller gone by its grant: its seat goes back unused.
+  const held = [await host.acquire(req), await host.acquire(req)];
+  let alive = true;
+  const gone = host.acquire(req, { alive: () => alive });
+  await settle(20);
+  alive = false;
+  clock.advance(50);
+  assert.ok(held[0]!.admitted && held[1]!.admitted);
+  host.release(held[0]!.seatId, 12, "error");
+  const a = await gone;
+  assert.equal(!a.admitted && a.reason, "cancelled");
+  assert.equal(host.stats.abandoned, 1);
+  clock.advance(5);
+  assert.deepEqual(host.collectSamples(), {
+    samples: [
+      [1055, 20, 40, "timeout"],
+      [1055, 7, 40, "ok"],
+      [5, 12, 40, "error"],
+    ],
+    released: 3,
+    peakDemand: 2,
+  });
+  host.release(held[1]!.seatId);
+  conn.closed();
+  host.close();
+});
+
 Deno.test("a learned server concurrency limit: the level serves at it live, and times its seats from dispatch to release", async () => {
   const { clock, host, update } = setup();
   update({ limits: { q: 1 }, serverConcurrencyLimit: 40 });
@@ -191,15 +239,15 @@ Deno.test("a learned server concurrency limit: the level serves at it live, and 
   const b = await waiting;
   assert.ok(b.admitted && b.waitedMs === 30);
   clock.advance(50);
-  host.release(b.seatId, 45); // the caller measured 45 ms: its measure wins
+  host.release(b.seatId, 45, "rejected"); // the caller measured 45 ms (its measure wins): a 503
   const c = await host.acquire(req);
   assert.ok(c.admitted);
   host.initialized(c.seatId); // long-running: no sample
   clock.advance(5);
   const collected = host.collectSamples()!;
   assert.deepEqual(collected.samples, [
-    [55, 30, 40], // released 55 ms ago, 30 ms, dispatched at 40
-    [5, 45, 20], // its 30 ms in the queue not counted; dispatched at 20
+    [55, 30, 40, "ok"], // released 55 ms ago, 30 ms, dispatched at 40, served
+    [5, 45, 20, "rejected"], // its 30 ms in the queue not counted; dispatched at 20; refused
   ]);
   assert.equal(collected.released, 2);
   assert.equal(collected.peakDemand, 1, "b still waited for its seat when a went back");

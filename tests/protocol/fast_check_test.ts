@@ -58,6 +58,13 @@ const id = maybe(fc.nat());
 const op = fc.oneof(
   fc.tuple(fc.constant("acquire"), id, request),
   fc.tuple(fc.constant("release"), id, maybe(fc.double({ min: 0, max: 100, noNaN: true }))),
+  // Version 2's outcome, sometimes one that is none.
+  fc.tuple(
+    fc.constant("release"),
+    id,
+    maybe(fc.double({ min: 0, max: 100, noNaN: true })),
+    maybe(fc.constantFrom("ok", "error", "rejected", "timeout", "overload")),
+  ),
   fc.tuple(fc.constantFrom("cancel", "initialized", "renew", "launch"), id),
   fc.array(anyValue, { maxLength: 4 }),
 ).filter(() => true);

@@ -29,6 +29,9 @@ Deno.test("client messages round-trip through encode and decode", () => {
         ["acquire", 42, { priorityLevel: "exempt", flowSchema: "exempt", flowHash: null }],
         ["release", 38, 12.5],
         ["release", 37, null],
+        // Version 2: how the seat's work ended (absent: "ok").
+        ["release", 35, null, "rejected"],
+        ["release", 34, 8, "timeout"],
         ["cancel", 40],
         ["initialized", 39],
         ["renew", 36],
@@ -91,6 +94,14 @@ Deno.test("bad client frames decode to an error naming the problem, never a thro
   refused('{"t":"ops","ops":[]}', "malformed", /^ops message at ops:/);
   refused('{"t":"ops","ops":[["acquire",-1,{}]]}', "malformed", /^ops message at ops/);
   refused('{"t":"ops","ops":[["release",1]]}', "malformed", /^ops message at ops/);
+  // An outcome that is none, or a field more, refuses the whole message (nothing released).
+  refused(
+    '{"t":"ops","ops":[["release",1,null,"overload"]]}',
+    "malformed",
+    /^ops message at ops\.0: /,
+  );
+  refused('{"t":"ops","ops":[["release",1,null,null]]}', "malformed", /^ops message at ops/);
+  refused('{"t":"ops","ops":[["release",1,null,"ok",1]]}', "malformed", /^ops message at ops/);
   refused(
     JSON.stringify({
       t: "ops",
@@ -128,8 +139,10 @@ Deno.test("bad server frames are refused too", () => {
 
 Deno.test("version negotiation picks the newest common version", () => {
   assert.equal(negotiateVersion([1]), 1);
-  assert.equal(negotiateVersion([3, 1, 2]), 1);
-  assert.equal(negotiateVersion([2, 3]), null);
+  assert.equal(negotiateVersion([1, 2]), 2);
+  assert.equal(negotiateVersion([3, 1, 2]), 2);
+  assert.equal(negotiateVersion([3, 1]), 1);
+  assert.equal(negotiateVersion([3, 4]), null);
 });
 
 Deno.test("the coalescer sends a tick's items as one batch, and splits at the batch limit", async () => {

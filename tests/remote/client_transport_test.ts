@@ -38,9 +38,9 @@ class MemorySocket implements CoordinatorSocket {
   }
 }
 
-const welcome = (session: string) => ({
+const welcome = (session: string, v = 1) => ({
   t: "welcome",
-  v: 1,
+  v,
   session,
   leaseMs: 30_000,
   graceMs: 5_000,
@@ -70,7 +70,7 @@ Deno.test("client: the webSocket option carries the protocol over any Coordinato
   s.open();
   assert.deepEqual(s.sent, [{
     t: "hello",
-    v: [1],
+    v: [1, 2],
     token: "secret",
     client: "memory",
     resume: null,
@@ -96,6 +96,68 @@ Deno.test("client: the webSocket option carries the protocol over any Coordinato
   await client.close();
   assert.deepEqual(s.closedWith, [1000, "client closed"]);
   assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("client: a release states its outcome to a server of version 2, and goes without it to one of version 1", async () => {
+  for (const v of [2, 1]) {
+    const clock = new FakeEventClock();
+    let s!: MemorySocket;
+    const client = connectCoordinator("ws://coordinator.test:7070", {
+      clock,
+      policy: "closed",
+      webSocket: (url) => s = new MemorySocket(url),
+    });
+    s.open();
+    s.deliver(welcome("s-1", v));
+    const released: unknown[] = [];
+    for (const outcome of ["rejected", "ok", undefined, "timeout"] as const) {
+      const admission = client.acquire(request);
+      await Promise.resolve();
+      const ops = s.sent.at(-1) as { ops: [string, number][] };
+      const id = ops.ops[0]![1];
+      s.deliver({ t: "decisions", d: [[id, "admitted", 0]] });
+      const a = await admission;
+      assert.ok(a.admitted);
+      a.seat.release(outcome === undefined ? undefined : { outcome });
+      await Promise.resolve();
+      released.push((s.sent.at(-1) as { ops: unknown[] }).ops[0]);
+    }
+    // "ok" goes without saying; a server of version 1 would refuse the field, and the frame.
+    const stated = v === 2 ? ["rejected", null, null, "timeout"] : [null, null, null, null];
+    const expected = stated.map((o, id) =>
+      o === null ? ["release", id, null] : ["release", id, null, o]
+    );
+    assert.deepEqual(released, expected, `version ${v}`);
+    await client.close();
+  }
+});
+
+Deno.test("client: a release with an outcome that is none throws, and the seat stays held", async () => {
+  const clock = new FakeEventClock();
+  let s!: MemorySocket;
+  const client = connectCoordinator("ws://coordinator.test:7070", {
+    clock,
+    policy: "closed",
+    webSocket: (url) => s = new MemorySocket(url),
+  });
+  s.open();
+  s.deliver(welcome("s-1", 2));
+  const admission = client.acquire(request);
+  await Promise.resolve();
+  s.deliver({ t: "decisions", d: [[0, "admitted", 0]] });
+  const a = await admission;
+  assert.ok(a.admitted);
+  const sent = s.sent.length;
+  assert.throws(
+    () => a.seat.release({ outcome: "overload" as never }),
+    /^TypeError: Cannot release a seat: outcome must be one of "ok", "error", "rejected", "timeout", got "overload"$/,
+  );
+  await Promise.resolve();
+  assert.equal(s.sent.length, sent, "nothing sent");
+  assert.equal(a.seat.release({ outcome: "error" }), true, "still held: released now");
+  await Promise.resolve();
+  assert.deepEqual(s.sent.at(-1), { t: "ops", ops: [["release", 0, null, "error"]] });
+  await client.close();
 });
 
 Deno.test("client: a webSocket factory that throws is a lost connection, retried after the backoff", async () => {

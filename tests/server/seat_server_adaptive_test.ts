@@ -60,3 +60,47 @@ Deno.test("SeatServer with an adaptive limit learns it from how long clients hol
   clock.runUntilIdle();
   assert.equal(clock.pendingTimers, 0);
 });
+
+Deno.test("SeatServer with an adaptive limit: a release states how the work ended, and a seat taken back is no sample", async () => {
+  const clock = new FakeEventClock(1000);
+  const effective = effectiveConfiguration(bootstrapConfiguration());
+  const server = new SeatServer(effective, WIRE, {
+    clock,
+    leaseMs: 500,
+    adaptive: { minRttRequests: 3, initial: 30 },
+  });
+  try {
+    clock.advance(1000);
+    const samples = () => server.adaptive!.snapshot().samples;
+    assert.equal(server.adaptive!.snapshot().phase, "measuring-min-rtt");
+    const user = normalizeUser({ name: "alice", groups: ["system:authenticated"] });
+    const info = describeRequest("GET", "/api/v1/pods");
+    const request = seatRequestFor(new Classifier(effective).classify(user, info), {
+      user,
+      requestInfo: info,
+    });
+    // The first waits a window for the borrowing adjustment to give its level a seat.
+    const first = server.acquire(request);
+    clock.advance(1000);
+    const refused = await first;
+    assert.ok(refused.admitted);
+    clock.advance(40);
+    // The upstream refused it (a 503): no latency to measure the minRTT with.
+    server.release(refused.seatId, undefined, "rejected");
+    assert.equal(samples(), 0);
+    const abandoned = await server.acquire(request);
+    assert.ok(abandoned.admitted);
+    clock.advance(500); // neither released nor renewed: its client is gone, the lease ends
+    assert.equal(server.sessions.stats.expired, 1);
+    assert.equal(samples(), 0, "taken back: no sample");
+    const served = await server.acquire(request);
+    assert.ok(served.admitted);
+    clock.advance(40);
+    server.release(served.seatId);
+    assert.equal(samples(), 1, "served: one sample toward the minRTT");
+  } finally {
+    server.close();
+  }
+  clock.runUntilIdle();
+  assert.equal(clock.pendingTimers, 0);
+});

@@ -11,7 +11,7 @@
  * Routes:
  * - `GET /` and `GET /slow?ms=N`: the app (`/slow` holds its seat N ms).
  * - `GET /apf/ws?level=NAME`: a WebSocket for `connectCoordinator()` from a
- *   Deno or Deno Deploy app (protocol v1; the token is `APF_TOKEN`).
+ *   Deno or Deno Deploy app (`src/protocol/PROTOCOL.md`; the token is `APF_TOKEN`).
  * - `PUT /apf/config` (manifests in the body), `POST /apf/adjust`,
  *   `GET /apf/metrics` and `GET /apf/debug/api_priority_and_fairness/dump_*`:
  *   for operators, with `Authorization: Bearer $APF_TOKEN`.
