@@ -40,7 +40,7 @@ const HELP = helpText(
   `
 Runs the remote coordinator: one process holding every priority level's seats
 for any number of apf() middlewares and apf serve gateways, which connect with
-a WebSocket (protocol: src/coordinator/PROTOCOL.md).
+a WebSocket (protocol: src/protocol/PROTOCOL.md).
 
   --listen <host:port>       where clients connect (default 127.0.0.1:7070)
   --config <file>            manifests merged with the built-in configuration (repeatable)

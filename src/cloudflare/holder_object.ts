@@ -73,7 +73,10 @@ export class HeldSeatTarget extends RpcTarget {
     const given = typeof options === "object" && options !== null ? options : undefined;
     const ms = given?.executionMs;
     return this.#seat.release(
-      releaseOptions(typeof ms === "number" ? ms : undefined, knownOutcome(given?.outcome)),
+      releaseOptions(
+        typeof ms === "number" && ms >= 0 && ms < Infinity ? ms : undefined,
+        knownOutcome(given?.outcome),
+      ),
     );
   }
 

@@ -79,7 +79,7 @@ export class SeatTarget extends RpcTarget {
     const ms = given?.executionMs;
     this.#host.release(
       this.#id,
-      typeof ms === "number" ? ms : undefined,
+      typeof ms === "number" && ms >= 0 && ms < Infinity ? ms : undefined,
       knownOutcome(given?.outcome),
     );
     return true;
@@ -227,7 +227,11 @@ export class PriorityLevelObject extends DurableObject<ApfBindings> {
       if (typeof s === "number") this.#host.release(s);
       else if (Array.isArray(s)) {
         const ms = s[1];
-        this.#host.release(s[0], typeof ms === "number" ? ms : undefined, knownOutcome(s[2]));
+        this.#host.release(
+          s[0],
+          typeof ms === "number" && ms >= 0 && ms < Infinity ? ms : undefined,
+          knownOutcome(s[2]),
+        );
       }
     }
   }

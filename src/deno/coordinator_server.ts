@@ -1,7 +1,7 @@
 /**
  * `serveCoordinator()`: the remote coordinator on Deno. One
  * process holds every priority level's queue set (an `EmbeddedCoordinator`)
- * and serves the wire protocol of `src/coordinator/PROTOCOL.md` over
+ * and serves the wire protocol of `src/protocol/PROTOCOL.md` over
  * WebSocket to any number of `apf()` middlewares and `apf serve` gateways.
  *
  * @module
