@@ -7,7 +7,8 @@
  * - Deadlines. An acquire resolves at the latest when its queue wait limit
  *   plus a margin has passed, whatever the server does (dies, stalls,
  *   answers too late), with the policy's answer; a seat granted after its
- *   acquire was answered is given back at once (a late release), and so is
+ *   acquire was answered is given back at once, as an early release (no
+ *   sample of a learned limit: it was never used), and so is
  *   one the server kept for a seat released while it could not be reached.
  * - The unreachable policy (`docs/semantics.md` §11.1): `local` (an
  *   embedded limiter at a fraction of the server's limit, whose waiting
@@ -472,9 +473,16 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     return this.#clock.now() - seat.grantedAt;
   }
 
+  /**
+   * Gives back a seat nobody used here (granted after its acquire was
+   * answered, or kept by the server for one released while disconnected)
+   * as an early release: it frees the seat as a release does, and is no
+   * sample of a learned limit (the time it was held says nothing of the
+   * upstream's work, and a late grant's would pull minRTT down).
+   */
   #lateRelease(id: number): void {
     this.#stats.lateReleases++;
-    this.#transport.release(id, this.#measure ? 0 : null);
+    this.#transport.initialized(id);
   }
 
   /**

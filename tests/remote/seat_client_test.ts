@@ -119,12 +119,14 @@ Deno.test("kit: a slow transport's request is answered at its deadline; the late
   assert.equal(s.stats.fallbacks, 1);
   s.events.decided(0, admit);
   s.events.decided(0, { admitted: false, reason: "cancelled", retryAfterSeconds: 1 });
-  assert.deepEqual(s.transport.of("release"), [["release", 0, null]]);
+  // Given back unused: an early release, no sample of a learned limit.
+  assert.deepEqual(s.transport.of("initialized"), [["initialized", 0]]);
+  assert.deepEqual(s.transport.of("release"), []);
   assert.equal(s.stats.lateReleases, 1);
   done(s);
 });
 
-Deno.test("kit: without cancel, the deadline and an abort answer at once; a late grant goes back once, measured", async () => {
+Deno.test("kit: without cancel, the deadline and an abort answer at once; a late grant goes back once, unused", async () => {
   const s = setup({ canCancel: false, measureExecution: true });
   const slow = s.client.acquire(req());
   const abort = new AbortController();
@@ -138,8 +140,8 @@ Deno.test("kit: without cancel, the deadline and an abort answer at once; a late
   assert.deepEqual(s.transport.ops, [
     ["acquire", 0],
     ["acquire", 1],
-    ["release", 1, 0],
-    ["release", 0, 0],
+    ["initialized", 1],
+    ["initialized", 0],
   ]);
   assert.equal(s.stats.lateReleases, 2);
   done(s);
@@ -363,7 +365,9 @@ Deno.test("kit: a seat goes back exactly once, whatever the path", async () => {
   // d was not kept (a new session): lost, never doubled.
   assert.equal(s.events.reachable([c.id]), 0);
   assert.equal(d.seat.release(), false);
-  assert.deepEqual(s.transport.of("release"), [["release", c.id, null]]);
+  // Given back as unused (its time and outcome here are lost with the connection): no sample.
+  assert.deepEqual(s.transport.of("initialized"), [["initialized", c.id]]);
+  assert.deepEqual(s.transport.of("release"), []);
   assert.deepEqual([s.stats.lateReleases, s.stats.lost], [1, 1]);
   s.transport.ops = [];
   // Closing gives held seats back once; their holders' releases then do nothing.
@@ -388,7 +392,7 @@ Deno.test("kit: close answers waiters unavailable; close(false) leaves held seat
   assert.equal(seat.release(), true);
   assert.deepEqual(s.transport.of("release"), [["release", id, 530]], "measured by the client");
   s.events.decided(1, admit);
-  assert.deepEqual(s.transport.of("release").at(-1), ["release", 1, 0], "late grant back");
+  assert.deepEqual(s.transport.of("initialized"), [["initialized", 1]], "late grant back");
   done(s);
 });
 
