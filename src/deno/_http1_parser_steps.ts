@@ -323,24 +323,22 @@ function header(this: ParserState): void {
  * would send it (an error it throws passes as it is).
  */
 function bodySized(this: ParserState): void {
-  const length = Math.min(this.end - this.offset, this.body_bytes!);
-  this.isUserCall = true;
-  (this[HTTPParser.kOnBody] as OnBody)(bodyCopy(this, length), 0, length);
-  this.isUserCall = false;
-  this.offset += length;
-  this.body_bytes! -= length;
-  if (!this.body_bytes) this.nextRequest();
+  if (!passBody(this)) this.nextRequest();
 }
 
 /** The parser's `BODY_CHUNK`, as {@linkcode bodySized} reads a sized body. */
 function bodyChunk(this: ParserState): void {
-  const length = Math.min(this.end - this.offset, this.body_bytes!);
-  this.isUserCall = true;
-  (this[HTTPParser.kOnBody] as OnBody)(bodyCopy(this, length), 0, length);
-  this.isUserCall = false;
-  this.offset += length;
-  this.body_bytes! -= length;
-  if (!this.body_bytes) this.state = "BODY_CHUNKEMPTYLINE";
+  if (!passBody(this)) this.state = "BODY_CHUNKEMPTYLINE";
+}
+
+/** Passes the body bytes at hand, up to those left; returns how many are left after them. */
+function passBody(p: ParserState): number {
+  const length = Math.min(p.end - p.offset, p.body_bytes!);
+  p.isUserCall = true;
+  (p[HTTPParser.kOnBody] as OnBody)(bodyCopy(p, length), 0, length);
+  p.isUserCall = false;
+  p.offset += length;
+  return p.body_bytes! -= length;
 }
 
 type OnBody = (chunk: Uint8Array<ArrayBuffer>, start: number, length: number) => void;

@@ -212,60 +212,39 @@ Deno.test("holder: options are checked, unknown names included", () => {
   );
 });
 
-Deno.test("holder frozen past its lease: a waiting request a release would admit before the timers ran is refused, and nothing rides the ended lease", async () => {
-  let shifted: ShiftedClock | undefined;
-  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
-  const h = s.holders[0]!;
-  const held: Admission[] = [];
-  for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
-  await run(s, WINDOW_MS + 1_000);
-  assert.equal(held.length, LIMIT);
-  const waiting = track(h.acquire(request({ waitLimitMs: 30_000 })));
-  await settle(20);
-  // Frozen 10 s; on resume a response comes in (a seat is released) before any timer runs.
-  shifted!.offset += 10_000;
-  if (held[0]!.admitted) held[0]!.seat.release();
-  await settle(5);
-  assert.deepEqual(waiting.outcome, {
-    admitted: false,
-    reason: "unavailable",
-    retryAfterSeconds: 1,
+for (const releases of [1, 3]) {
+  Deno.test(`holder frozen past its lease: ${releases} waiting requests that ${releases} releases admit in one turn before the timers ran are refused, and nothing rides the ended lease`, async () => {
+    let shifted: ShiftedClock | undefined;
+    const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
+    const h = s.holders[0]!;
+    const held: Admission[] = [];
+    for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
+    await run(s, WINDOW_MS + 1_000);
+    assert.equal(held.length, LIMIT);
+    const waiting = Array.from(
+      { length: releases },
+      () => track(h.acquire(request({ waitLimitMs: 30_000 }))),
+    );
+    await settle(20);
+    // Frozen 10 s; on resume responses come in at once (seats released in one turn, before the
+    // first waiting request's admission is looked at), before any timer runs.
+    shifted!.offset += 10_000;
+    for (const a of held.slice(0, releases)) if (a.admitted) a.seat.release();
+    await settle(5);
+    for (const w of waiting) {
+      assert.deepEqual(w.outcome, { admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
+    }
+    assert.equal(inUse(s), LIMIT - releases, "the seats they were given went back at once");
+    assert.equal(h.budgets()[0]!.capacity, 0, "no admission on the ended lease");
+    await settle(50); // the settle started on the lease's end answers
+    const later = track(h.acquire(request()));
+    await settle(20);
+    assert.ok(later.outcome !== "pending" && later.outcome.admitted, "admitted on a new lease");
+    release(later);
+    for (const a of held.slice(releases)) if (a.admitted) a.seat.release();
+    done(s);
   });
-  assert.equal(inUse(s), LIMIT - 1, "the seat it was given went back at once");
-  assert.equal(h.budgets()[0]!.capacity, 0, "no admission on the ended lease");
-  await settle(50); // the settle started on the lease's end answers
-  const later = track(h.acquire(request()));
-  await settle(20);
-  assert.ok(later.outcome !== "pending" && later.outcome.admitted, "admitted on a new lease");
-  release(later);
-  for (const a of held.slice(1)) if (a.admitted) a.seat.release();
-  done(s);
-});
-
-Deno.test("holder frozen past its lease: waiting requests that several releases admit in one turn after it are all refused", async () => {
-  let shifted: ShiftedClock | undefined;
-  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
-  const h = s.holders[0]!;
-  const held: Admission[] = [];
-  for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
-  await run(s, WINDOW_MS + 1_000);
-  assert.equal(held.length, LIMIT);
-  const waiting = [0, 1, 2].map(() => track(h.acquire(request({ waitLimitMs: 30_000 }))));
-  await settle(20);
-  // Frozen 10 s; on resume three responses come in at once (in one turn, before the first
-  // waiting request's admission is looked at), before any timer runs.
-  shifted!.offset += 10_000;
-  for (const a of held.slice(0, 3)) if (a.admitted) a.seat.release();
-  await settle(5);
-  for (const w of waiting) {
-    assert.deepEqual(w.outcome, { admitted: false, reason: "unavailable", retryAfterSeconds: 1 });
-  }
-  assert.equal(inUse(s), LIMIT - 3, "the seats they were given went back at once");
-  assert.equal(h.budgets()[0]!.capacity, 0, "no admission on the ended lease");
-  await settle(50); // the settle started on the lease's end answers
-  for (const a of held.slice(3)) if (a.admitted) a.seat.release();
-  done(s);
-});
+}
 
 Deno.test("holder frozen inside a write: an answer that comes after the lease it grants stops admission, and one more try comes before any policy", async () => {
   let shifted: ShiftedClock | undefined;

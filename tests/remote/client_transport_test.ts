@@ -98,17 +98,24 @@ Deno.test("client: the webSocket option carries the protocol over any Coordinato
   assert.equal(clock.pendingTimers, 0);
 });
 
+/** A client connected to a server of protocol `version` (`policy: closed`), and its socket. */
+function connectedTo(
+  version: number,
+): { client: ReturnType<typeof connectCoordinator>; s: MemorySocket } {
+  let s!: MemorySocket;
+  const client = connectCoordinator("ws://coordinator.test:7070", {
+    clock: new FakeEventClock(),
+    policy: "closed",
+    webSocket: (url) => s = new MemorySocket(url),
+  });
+  s.open();
+  s.deliver(welcome("s-1", version));
+  return { client, s };
+}
+
 Deno.test("client: a release states its outcome to a server of version 2, and goes without it to one of version 1", async () => {
   for (const v of [2, 1]) {
-    const clock = new FakeEventClock();
-    let s!: MemorySocket;
-    const client = connectCoordinator("ws://coordinator.test:7070", {
-      clock,
-      policy: "closed",
-      webSocket: (url) => s = new MemorySocket(url),
-    });
-    s.open();
-    s.deliver(welcome("s-1", v));
+    const { client, s } = connectedTo(v);
     const released: unknown[] = [];
     for (const outcome of ["rejected", "ok", undefined, "timeout"] as const) {
       const admission = client.acquire(request);
@@ -133,15 +140,7 @@ Deno.test("client: a release states its outcome to a server of version 2, and go
 });
 
 Deno.test("client: a release with an outcome that is none throws, and the seat stays held", async () => {
-  const clock = new FakeEventClock();
-  let s!: MemorySocket;
-  const client = connectCoordinator("ws://coordinator.test:7070", {
-    clock,
-    policy: "closed",
-    webSocket: (url) => s = new MemorySocket(url),
-  });
-  s.open();
-  s.deliver(welcome("s-1", 2));
+  const { client, s } = connectedTo(2);
   const admission = client.acquire(request);
   await Promise.resolve();
   s.deliver({ t: "decisions", d: [[0, "admitted", 0]] });

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import {
   bootstrapConfiguration,
+  type EffectiveConfiguration,
   effectiveConfiguration,
   FakeEventClock,
+  type SeatRequest,
   seatRequestFor,
 } from "../../mod.ts";
 import { Classifier } from "../../src/classify/classifier.ts";
@@ -12,6 +14,16 @@ import { SeatServer } from "../../src/server/seat_server.ts";
 import type { WireConfiguration } from "../../src/protocol/wire.ts";
 
 const WIRE: WireConfiguration = { serverConcurrencyLimit: 600, mandatoryOnly: false, objects: [] };
+
+/** alice's `GET /api/v1/pods`, classified by `effective`. */
+function alicesRequest(effective: EffectiveConfiguration): SeatRequest {
+  const user = normalizeUser({ name: "alice", groups: ["system:authenticated"] });
+  const info = describeRequest("GET", "/api/v1/pods");
+  return seatRequestFor(new Classifier(effective).classify(user, info), {
+    user,
+    requestInfo: info,
+  });
+}
 
 Deno.test("SeatServer with an adaptive limit learns it from how long clients hold their seats, and a reload keeps it", async () => {
   const clock = new FakeEventClock(1000);
@@ -25,12 +37,7 @@ Deno.test("SeatServer with an adaptive limit learns it from how long clients hol
     assert.equal(scl(), 30, "the initial limit, for a window");
     clock.advance(1000);
     assert.equal(scl(), 3, "the minRTT measurement's pin");
-    const user = normalizeUser({ name: "alice", groups: ["system:authenticated"] });
-    const info = describeRequest("GET", "/api/v1/pods");
-    const request = seatRequestFor(new Classifier(effective).classify(user, info), {
-      user,
-      requestInfo: info,
-    });
+    const request = alicesRequest(effective);
     // At the pin's 3 seats, a level with no demand recorded has none: its first request waits
     // for the next window's borrowing adjustment (not the 10 s of a static limit).
     const first = server.acquire(request);
@@ -73,12 +80,7 @@ Deno.test("SeatServer with an adaptive limit: a release states how the work ende
     clock.advance(1000);
     const samples = () => server.adaptive!.snapshot().samples;
     assert.equal(server.adaptive!.snapshot().phase, "measuring-min-rtt");
-    const user = normalizeUser({ name: "alice", groups: ["system:authenticated"] });
-    const info = describeRequest("GET", "/api/v1/pods");
-    const request = seatRequestFor(new Classifier(effective).classify(user, info), {
-      user,
-      requestInfo: info,
-    });
+    const request = alicesRequest(effective);
     // The first waits a window for the borrowing adjustment to give its level a seat.
     const first = server.acquire(request);
     clock.advance(1000);
