@@ -7,10 +7,14 @@
  */
 
 import assert from "node:assert/strict";
-import type { SampleOutcome } from "../../src/adaptive/types.ts";
+import { SAMPLE_OUTCOMES, type SampleOutcome } from "../../src/adaptive/types.ts";
 import { SampledSeat, type SampleSink } from "../../src/coordinator/adaptive_limit.ts";
 import { EmbeddedCoordinator } from "../../src/coordinator/embedded.ts";
-import { RELEASED_AS, releaseOptions } from "../../src/coordinator/release_outcome.ts";
+import {
+  isSampleOutcome,
+  RELEASED_AS,
+  releaseOptions,
+} from "../../src/coordinator/release_outcome.ts";
 import type { Seat } from "../../src/coordinator/types.ts";
 import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { conformanceConfiguration } from "../_helpers/coordinator_config.ts";
@@ -81,4 +85,15 @@ Deno.test("release options: one shared, frozen object per outcome alone; a new o
   assert.ok(Object.isFrozen(RELEASED_AS) && Object.isFrozen(RELEASED_AS.ok));
   assert.deepEqual(releaseOptions(12, undefined), { executionMs: 12 });
   assert.deepEqual(releaseOptions(12, "timeout"), { executionMs: 12, outcome: "timeout" });
+});
+
+Deno.test("the outcome check takes exactly the SAMPLE_OUTCOMES, and RELEASED_AS has one of each", () => {
+  for (const outcome of SAMPLE_OUTCOMES) {
+    assert.ok(isSampleOutcome(outcome), outcome);
+    assert.equal(RELEASED_AS[outcome].outcome, outcome);
+  }
+  assert.deepEqual(Object.keys(RELEASED_AS).sort(), [...SAMPLE_OUTCOMES].sort());
+  for (const other of ["OK", "overload", "", undefined, null, 0, {}, ["ok"]]) {
+    assert.equal(isSampleOutcome(other), false, String(other));
+  }
 });
