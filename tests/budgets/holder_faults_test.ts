@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { BudgetHolder } from "../../src/budgets/holder.ts";
+import { BudgetHolder, type BudgetHolderOptions } from "../../src/budgets/holder.ts";
 import type { Admission } from "../../src/coordinator/types.ts";
 import { settle } from "../_helpers/settle.ts";
 import {
@@ -18,6 +18,7 @@ import {
   release,
   request,
   run,
+  type Setup,
   setup,
   ShiftedClock,
   steadyLoad,
@@ -25,6 +26,18 @@ import {
   track,
   WINDOW_MS,
 } from "./_holders.ts";
+
+/**
+ * One holder on a clock of its own that a test can shift (a process frozen: its clock jumps, its
+ * timers have not run), with `options` over the defaults.
+ */
+function shiftedHolder(
+  options: Partial<BudgetHolderOptions> = {},
+): { s: Setup; h: BudgetHolder; shifted: ShiftedClock } {
+  let shifted: ShiftedClock | undefined;
+  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0), ...options }));
+  return { s, h: s.holders[0]!, shifted: shifted! };
+}
 
 Deno.test("holders on clocks ten minutes apart share the level and never exceed it", async () => {
   const offsets = [-600_000, 0, 600_000];
@@ -78,14 +91,12 @@ Deno.test("holder frozen past its lease: on resume its timers stop the budget an
 });
 
 Deno.test("holder frozen past its lease: an acquire before its timers ran admits nothing on the ended lease", async () => {
-  let shifted: ShiftedClock | undefined;
-  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
-  const h = s.holders[0]!;
+  const { s, h, shifted } = shiftedHolder();
   const first = track(h.acquire(request()));
   await run(s, WINDOW_MS + 1_000);
   assert.ok(first.outcome !== "pending" && first.outcome.admitted);
   // Its clock jumps 10 s; its timers have not run.
-  shifted!.offset += 10_000;
+  shifted.offset += 10_000;
   const late = track(h.acquire(request()));
   await settle(1);
   assert.equal(late.outcome, "pending", "not admitted at once on the ended lease");
@@ -99,9 +110,7 @@ Deno.test("holder frozen past its lease: an acquire before its timers ran admits
 });
 
 Deno.test("holder frozen past its lease: a seat admitted before says it is no longer held, even once the lease is renewed", async () => {
-  let shifted: ShiftedClock | undefined;
-  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
-  const h = s.holders[0]!;
+  const { s, h, shifted } = shiftedHolder();
   const first = track(h.acquire(request()));
   await run(s, WINDOW_MS + 1_000);
   assert.ok(first.outcome !== "pending" && first.outcome.admitted);
@@ -110,7 +119,7 @@ Deno.test("holder frozen past its lease: a seat admitted before says it is no lo
   await run(s, 5_000); // renewed every period meanwhile
   assert.equal(seat.stillHeld?.(), true, "a renewed lease is the same lease");
   // Frozen 10 s: its clock jumps, its timers have not run. The seat is asked before the timers.
-  shifted!.offset += 10_000;
+  shifted.offset += 10_000;
   assert.equal(seat.stillHeld?.(), false, "the lease it was admitted on lapsed");
   assert.equal(h.budgets()[0]!.capacity, 0, "asking found the lapse: no admission on it");
   await settle(50); // the settle it started answers: a new lease
@@ -214,9 +223,7 @@ Deno.test("holder: options are checked, unknown names included", () => {
 
 for (const releases of [1, 3]) {
   Deno.test(`holder frozen past its lease: ${releases} waiting requests that ${releases} releases admit in one turn before the timers ran are refused, and nothing rides the ended lease`, async () => {
-    let shifted: ShiftedClock | undefined;
-    const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0) }));
-    const h = s.holders[0]!;
+    const { s, h, shifted } = shiftedHolder();
     const held: Admission[] = [];
     for (let i = 0; i < LIMIT; i++) void h.acquire(request()).then((a) => held.push(a));
     await run(s, WINDOW_MS + 1_000);
@@ -228,7 +235,7 @@ for (const releases of [1, 3]) {
     await settle(20);
     // Frozen 10 s; on resume responses come in at once (seats released in one turn, before the
     // first waiting request's admission is looked at), before any timer runs.
-    shifted!.offset += 10_000;
+    shifted.offset += 10_000;
     for (const a of held.slice(0, releases)) if (a.admitted) a.seat.release();
     await settle(5);
     for (const w of waiting) {
@@ -247,9 +254,7 @@ for (const releases of [1, 3]) {
 }
 
 Deno.test("holder frozen inside a write: an answer that comes after the lease it grants stops admission, and one more try comes before any policy", async () => {
-  let shifted: ShiftedClock | undefined;
-  const s = setup(1, (clock) => ({ clock: shifted = new ShiftedClock(clock, 0), policy: "local" }));
-  const h = s.holders[0]!;
+  const { s, h, shifted } = shiftedHolder({ policy: "local" });
   const first = track(h.acquire(request()));
   await run(s, WINDOW_MS + 1_000);
   assert.ok(first.outcome !== "pending" && first.outcome.admitted);
@@ -259,7 +264,7 @@ Deno.test("holder frozen inside a write: an answer that comes after the lease it
   s.store.answerAfter = new Promise<void>((resolve) => answer = resolve);
   const writes = s.store.writes;
   while (s.store.writes === writes) await run(s, 100);
-  shifted!.offset += 10_000;
+  shifted.offset += 10_000;
   s.store.answerAfter = null;
   answer();
   await settle(5);
