@@ -68,7 +68,8 @@ const PRIORITY_LEVEL_LOWER = PRIORITY_LEVEL_UID_HEADER.toLowerCase();
 /** The gateway's handler on its own server. */
 export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler {
   const { admission, client, clock, requestTimeoutMs, onError } = options;
-  const base = options.upstream.origin + options.upstream.pathname.replace(/\/+$/, "");
+  // Resolved once: each request's target goes after its path, with no URL cut again per request.
+  const base = client.base(options.upstream.origin + options.upstream.pathname.replace(/\/+$/, ""));
   const deadlines = options.deadlines ?? new Deadlines(clock);
 
   async function forward(req: GatewayRequest, state: ApfState): Promise<GatewayReply> {
@@ -80,7 +81,7 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     );
     let reply: UpstreamReply;
     try {
-      reply = await client.send(base + req.target, {
+      reply = await client.sendTo(base, req.target, {
         method: req.method,
         headers: upstreamFields(
           req.fields,

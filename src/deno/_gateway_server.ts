@@ -335,21 +335,27 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     return await this.#pump(body, framing === "chunked") && keepAlive && framing !== "close";
   }
 
-  /** Writes a head, and a body in hand after it (in one write when both fit); false on failure. */
-  async #writeHead(text: string, body: Uint8Array | null): Promise<boolean> {
+  /**
+   * Writes a head, and a body in hand after it (in one write when both fit);
+   * false on failure. Not itself async: the usual case is one write.
+   */
+  #writeHead(text: string, body: Uint8Array | null): Promise<boolean> {
     const out = this.#out;
     const { read, written } = encoder.encodeInto(text, out);
     if (read !== text.length || written !== text.length) {
       // Longer than the buffer, or beyond ASCII (a Latin-1 value): bytes of its own.
-      const bytes = latin1(text);
-      return await this.#write(bytes) && (body === null || await this.#write(body));
+      return this.#writeBoth(latin1(text), body);
     }
-    if (body !== null && written + body.byteLength <= out.byteLength) {
+    if (body === null) return this.#write(out.subarray(0, written));
+    if (written + body.byteLength <= out.byteLength) {
       out.set(body, written);
-      return await this.#write(out.subarray(0, written + body.byteLength));
+      return this.#write(out.subarray(0, written + body.byteLength));
     }
-    return await this.#write(out.subarray(0, written)) &&
-      (body === null || await this.#write(body));
+    return this.#writeBoth(out.subarray(0, written), body);
+  }
+
+  async #writeBoth(head: Uint8Array, body: Uint8Array | null): Promise<boolean> {
+    return await this.#write(head) && (body === null || await this.#write(body));
   }
 
   /** Streams `body` to the client; false when the client went away or the body failed. */

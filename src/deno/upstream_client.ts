@@ -223,12 +223,48 @@ export class Http1UpstreamClient implements UpstreamClient {
     init: UpstreamRequestInit | CheckedInit,
     cancel?: CallCancel,
   ): Promise<UpstreamReply> {
-    cancel ??= init.signal === undefined ? undefined : new SignalCancel(init.signal);
     const authorityEnd = url.indexOf("/", url.indexOf("//") + 2);
     const end = authorityEnd < 0 ? url.length : authorityEnd;
     const pool = this.#pools.get(url.slice(0, end)) ?? this.#poolFor(url.slice(0, end));
-    const hash = url.indexOf("#", end);
-    const target = authorityEnd < 0 ? "/" : url.slice(authorityEnd, hash < 0 ? undefined : hash);
+    return await this.#sendOn(pool, authorityEnd < 0 ? "/" : url.slice(authorityEnd), init, cancel);
+  }
+
+  /**
+   * `base` (an absolute `http:` or `https:` URL, its path a prefix) resolved
+   * once, for {@linkcode sendTo}: the gateway sends every request to the same
+   * upstream, and needs no URL made and cut again per request.
+   *
+   * @throws {TypeError} for a URL that is no `http:` or `https:` one, or a closed client.
+   */
+  base(base: string): UpstreamBase {
+    const authorityEnd = base.indexOf("/", base.indexOf("//") + 2);
+    const end = authorityEnd < 0 ? base.length : authorityEnd;
+    const key = base.slice(0, end);
+    return new UpstreamBase(this.#pools.get(key) ?? this.#poolFor(key), base.slice(end));
+  }
+
+  /**
+   * Like {@linkcode send}, to `base`'s origin, `target` (a path and query,
+   * as received) after its path.
+   */
+  sendTo(
+    base: UpstreamBase,
+    target: string,
+    init: UpstreamRequestInit | CheckedInit,
+    cancel?: CallCancel,
+  ): Promise<UpstreamReply> {
+    return this.#sendOn(base.pool, base.path === "" ? target : base.path + target, init, cancel);
+  }
+
+  async #sendOn(
+    pool: Http1Pool,
+    path: string,
+    init: UpstreamRequestInit | CheckedInit,
+    cancel: CallCancel | undefined,
+  ): Promise<UpstreamReply> {
+    cancel ??= init.signal === undefined ? undefined : new SignalCancel(init.signal);
+    const hash = path.indexOf("#");
+    const target = hash < 0 ? path : path.slice(0, hash);
     const { method, body } = init;
     const request = {
       method,
@@ -290,6 +326,19 @@ export class Http1UpstreamClient implements UpstreamClient {
     });
     this.#pools.set(key, pool);
     return pool;
+  }
+}
+
+/** An upstream's origin and path prefix, resolved by {@linkcode Http1UpstreamClient.base}. */
+export class UpstreamBase {
+  /** @internal */
+  readonly pool: Http1Pool;
+  /** The path prefix (without a trailing `/`), or `""`. */
+  readonly path: string;
+  /** @internal */
+  constructor(pool: Http1Pool, path: string) {
+    this.pool = pool;
+    this.path = path;
   }
 }
 

@@ -58,6 +58,38 @@ Deno.test("requests go out as given: raw target, Host, framing by length, chunke
   }
 });
 
+Deno.test("a base resolved once: each target goes after its path, on the pool of its origin", async () => {
+  await using upstream = rawUpstream((_req, conn) => conn.write(okResponse("ok")));
+  const client = http1UpstreamClient();
+  try {
+    const prefixed = client.base(`${upstream.url}/api/v1`);
+    const bare = client.base(upstream.url);
+    assert.equal(prefixed.path, "/api/v1");
+    assert.equal(bare.path, "");
+    for (
+      const [base, target] of [[prefixed, "/a?x=1"], [bare, "/b%20c"], [
+        prefixed,
+        "/c#frag",
+      ]] as const
+    ) {
+      const reply = await client.sendTo(base, target, get());
+      assert.equal(reply.status, 200);
+    }
+    await (await client.fetch(`${upstream.url}/d`, get())).text();
+    assert.deepEqual(upstream.requests.map((r) => r.target), [
+      "/api/v1/a?x=1",
+      "/b%20c",
+      "/api/v1/c",
+      "/d",
+    ]);
+    assert.equal(upstream.accepted, 1, "one pool per origin, whichever way it is named");
+    assert.throws(() => client.base("ftp://127.0.0.1/x"), /not an http: or https: origin/);
+  } finally {
+    await client.close();
+  }
+  assert.throws(() => client.base("http://127.0.0.1:1"), /the upstream client is closed/);
+});
+
 Deno.test("a request that cannot be written as given is refused before any connection", () => {
   const bad: [string, string, [string, string][], RegExp][] = [
     ["GET", "/x", [["x-a", "1\r\nx-b: 2"]], /header "x-a"/],
