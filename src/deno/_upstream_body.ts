@@ -17,6 +17,7 @@
  */
 
 import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
+import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import { releasingSeat } from "../hono/seat_body.ts";
 
 /** Bodies up to this many bytes may be passed on whole. */
@@ -31,6 +32,8 @@ export interface BodyDeadline {
   resume(): Promise<void>;
   /** Stops watching it for good. */
   cancel(): void;
+  /** Whether it passed (and aborted the upstream call). */
+  readonly passed: boolean;
 }
 
 const NOT_YET = Symbol("not yet");
@@ -133,7 +136,8 @@ function streamed(
         result = await read();
       } catch (e) {
         if (cancelled) return;
-        seat?.release(releasedAs);
+        // The upstream failed mid-body: whatever its status said, its work ended in an error.
+        seat?.release(RELEASED_AS.error);
         throw e;
       }
       if (cancelled) return;
@@ -148,16 +152,25 @@ function streamed(
     async cancel() {
       cancelled = true;
       const timedOut = deadline.resume().then(() => reader.cancel());
+      let failed = false;
       try {
         while (!(await read()).done) {
           // Dropped: the client is gone.
         }
       } catch {
-        // The upstream failed or the deadline aborted it: either way it is over.
+        // The upstream failed, or the deadline aborted it: either way it is over.
+        failed = true;
       } finally {
+        // Not as its status said when the deadline cut it (a cancel ends the read as done, an
+        // abort fails it) or the upstream failed it.
+        const ended = deadline.passed
+          ? RELEASED_AS.timeout
+          : failed
+          ? RELEASED_AS.error
+          : releasedAs;
         deadline.cancel();
         await timedOut.catch(() => {});
-        seat?.release(releasedAs);
+        seat?.release(ended);
       }
     },
   });

@@ -8,11 +8,12 @@
  */
 
 import type { ReleaseOptions, Seat } from "../coordinator/types.ts";
+import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 
 /**
  * A copy of `response` whose body releases `seat` (with `ended`: how the
- * work ended, for a learned limit) when it ends, fails or is cancelled by
- * the client; a response without a body releases it at once. On cancel,
+ * work ended, for a learned limit; with an `error` outcome when the body
+ * fails) when it ends, fails or is cancelled by the client; a response without a body releases it at once. On cancel,
  * the seat goes back once the body's own source has finished cancelling
  * (the gateway's source reads its upstream to the end first).
  */
@@ -42,7 +43,8 @@ export function releaseWhenBodyEnds(
         }
       } catch (e) {
         if (cancelling) return;
-        seat.release(ended);
+        // The body failed: the work ended in an error, whatever the status said.
+        seat.release(RELEASED_AS.error);
         controller.error(e);
       }
     },

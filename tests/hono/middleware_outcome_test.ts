@@ -39,6 +39,18 @@ Deno.test("apf() releases any coordinator's seat with the outcome its response s
     });
     return new Response(body, { status: Number(c.req.param("code")) });
   });
+  // A body that fails after its first chunk: whatever the status said, the work ended in an error.
+  app.get("/broken/:code", (c) => {
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        if (sent) controller.error(new Error("the body failed"));
+        else controller.enqueue(new TextEncoder().encode("a"));
+        sent = true;
+      },
+    });
+    return new Response(body, { status: Number(c.req.param("code")) });
+  });
   app.get("/watch", (c) => c.text("events", 200, { "Content-Type": "text/event-stream" }));
   app.onError((_, c) => c.text("Internal Server Error", 500));
   try {
@@ -54,14 +66,15 @@ Deno.test("apf() releases any coordinator's seat with the outcome its response s
         "/throws",
         "/streamed/503",
         "/streamed/200",
+        "/broken/200",
         "/watch",
       ]
     ) {
       const res = await app.request(path, dev);
       statuses.push(res.status);
-      await res.text();
+      await res.text().catch(() => {});
     }
-    assert.deepEqual(statuses, [200, 404, 503, 429, 504, 500, 500, 503, 200, 200]);
+    assert.deepEqual(statuses, [200, 404, 503, 429, 504, 500, 500, 503, 200, 200, 200]);
     assert.deepEqual(recording.ends, [
       { outcome: "ok" },
       { outcome: "ok" }, // the upstream did the work: a 404 is as informative as a 200
@@ -72,6 +85,7 @@ Deno.test("apf() releases any coordinator's seat with the outcome its response s
       { outcome: "error" },
       { outcome: "rejected" },
       { outcome: "ok" },
+      { outcome: "error" }, // a 200 whose body failed
       "initialized", // long-running: given back early, no sample
     ]);
   } finally {
