@@ -5,7 +5,8 @@
 # kept-alive connections, to an nginx answering "hello"); (Ir(N2) - Ir(N1)) / (N2 - N1) leaves out
 # the start, the first N1 requests (the JIT warming up) and the shutdown. All threads count (the
 # JIT's compiler threads and the GC's too). The variants: this checkout and, with
-# APF_BASELINE=<dir> (e.g. a `git archive` of another commit), that one.
+# APF_BASELINE=<dir> (e.g. a `git archive` of another commit), that one; with FLOORS=1, the two
+# floors of bench/gateway_floor_server.ts (a raw socket relay; the server and client without APF).
 #
 # Usage: bench/gateway_instructions.sh [n1=300] [n2=3300]
 # Needs valgrind (apt-get install valgrind) and nginx (nginx-light); says so and stops without.
@@ -40,13 +41,19 @@ pids+=($!)
 read -r -a apf_flags <<<"$(deno eval --quiet 'const t = JSON.parse(Deno.readTextFileSync("deno.json")).tasks.apf.split(/\s+/); console.log(t.slice(2, t.indexOf("src/cli/main.ts")).join(" "))')"
 headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
 
-# Instructions of one gateway of checkout $1 serving $2 requests.
+# Instructions of one gateway of checkout $1 serving $2 requests (with $1 "floor:relay" or
+# "floor:http", the floor of bench/gateway_floor_server.ts of this checkout).
 instructions() {
   local dir=$1 n=$2 out="$work/cg.out"
+  local cmd=(run --quiet "${apf_flags[@]}" src/cli/main.ts serve --upstream "http://127.0.0.1:$port"
+    --listen "127.0.0.1:$((port + 1))" --trust-identity-headers)
+  if [[ $dir == floor:* ]]; then
+    cmd=(run --quiet --allow-net=127.0.0.1 bench/gateway_floor_server.ts "${dir#floor:}"
+      "$((port + 1))" "$port")
+    dir=.
+  fi
   (cd "$dir" && exec valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
-    --smc-check=all-non-file "$(command -v deno)" run --quiet "${apf_flags[@]}" src/cli/main.ts serve \
-    --upstream "http://127.0.0.1:$port" --listen "127.0.0.1:$((port + 1))" \
-    --trust-identity-headers >/dev/null 2>&1) &
+    --smc-check=all-non-file "$(command -v deno)" "${cmd[@]}" >/dev/null 2>&1) &
   local pid=$!
   until curl -sf "${headers[@]}" "http://127.0.0.1:$((port + 1))/" >/dev/null 2>&1; do sleep 0.5; done
   deno run --quiet --allow-net=127.0.0.1 bench/_fixed_load.ts "$((port + 1))" "$n" 16
@@ -57,6 +64,7 @@ instructions() {
 
 variants=(".")
 [ -n "${APF_BASELINE:-}" ] && variants+=("$APF_BASELINE")
+[ -n "${FLOORS:-}" ] && variants+=(floor:relay floor:http)
 echo -e "variant\tinstructions_per_request"
 for dir in "${variants[@]}"; do
   a=$(instructions "$dir" "$n1")

@@ -12,7 +12,9 @@
 # cannot be, the script says so and measures the apf variants only.
 #
 # Usage: bench/gateway_nginx.sh [rounds=5] [seconds=10] [variants="nginx apf-http1 apf-fetch"]
-# (variant apf-base: the gateway of the checkout in APF_BASELINE, with its default client)
+# (variant apf-base: the gateway of the checkout in APF_BASELINE, with its default client;
+# deno-relay and http-only: the floors of bench/gateway_floor_server.ts, a raw socket relay and the
+# gateway's server and client without APF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -88,6 +90,14 @@ for v in "${variants[@]}"; do
       server { listen 127.0.0.1:${port[$v]}; keepalive_requests 100000;
         location / { limit_conn perserver 600; proxy_pass http://up;
           proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+    ;;
+  deno-relay | http-only)
+    # Floors under the gateway (bench/gateway_floor_server.ts): a raw socket relay, and the
+    # gateway's own server and HTTP/1.1 client with no APF.
+    mode=$([ "$v" = deno-relay ] && echo relay || echo http)
+    deno run --quiet --allow-net=127.0.0.1 bench/gateway_floor_server.ts "$mode" "${port[$v]}" \
+      "$up_port" >/dev/null &
+    pids+=($!)
     ;;
   apf-base)
     # The same gateway from another checkout (APF_BASELINE=<dir>, e.g. from `git archive`), to
