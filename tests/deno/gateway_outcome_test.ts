@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../../mod.ts";
 import { serveGateway } from "../../src/deno/mod.ts";
+import type { Coordinator } from "../../src/coordinator/types.ts";
 import { recordingCoordinator } from "../_helpers/recording_coordinator.ts";
 import { sleep, waitFor } from "../_helpers/real_time.ts";
 import { tenantsManifest } from "../_helpers/tenants.ts";
@@ -84,20 +85,29 @@ function closedPort(): number {
   return port;
 }
 
+/** A gateway to `upstream` on `coordinator`'s seats, with a deadline of 300 ms. */
+function recordedGateway(
+  upstream: string,
+  coordinator: Coordinator,
+  upstreamClient: "http1" | "fetch",
+) {
+  return serveGateway({
+    upstream,
+    listen: { hostname: "127.0.0.1", port: 0 },
+    config: CONFIG,
+    coordinator,
+    upstreamClient,
+    requestTimeoutMs: 300,
+    onUpstreamError: () => {},
+  });
+}
+
 for (const upstreamClient of ["http1", "fetch"] as const) {
   Deno.test(`${upstreamClient}: the gateway releases any coordinator's seat with the outcome of the upstream's answer`, async () => {
     const up = upstream();
     const recording = recordingCoordinator(CONFIG);
     const gateways = [up.url, `http://127.0.0.1:${closedPort()}`].map((url) =>
-      serveGateway({
-        upstream: url,
-        listen: { hostname: "127.0.0.1", port: 0 },
-        config: CONFIG,
-        coordinator: recording.coordinator,
-        upstreamClient,
-        requestTimeoutMs: 300,
-        onUpstreamError: () => {},
-      })
+      recordedGateway(url, recording.coordinator, upstreamClient)
     );
     try {
       const [working, unreachable] = gateways.map((g) => `http://127.0.0.1:${g.addr.port}`);
@@ -143,15 +153,7 @@ for (const upstreamClient of ["http1", "fetch"] as const) {
   Deno.test(`${upstreamClient}: a body read on for a client that left goes back as an error when the upstream fails it, as a timeout when the deadline ends it`, async () => {
     const up = upstream();
     const recording = recordingCoordinator(CONFIG);
-    const gateway = serveGateway({
-      upstream: up.url,
-      listen: { hostname: "127.0.0.1", port: 0 },
-      config: CONFIG,
-      coordinator: recording.coordinator,
-      upstreamClient,
-      requestTimeoutMs: 300,
-      onUpstreamError: () => {},
-    });
+    const gateway = recordedGateway(up.url, recording.coordinator, upstreamClient);
     try {
       for (const path of ["/cut/200", "/trickle/200"]) {
         // The client reads the head and leaves; the gateway reads the rest of the body itself.
