@@ -8,12 +8,12 @@
 # APF_BASELINE=<dir> (e.g. a `git archive` of another commit), that one; with FLOORS=1, the two
 # floors of bench/gateway_floor_server.ts (a raw socket relay; the server and client without APF).
 #
-# Usage: bench/gateway_instructions.sh [n1=300] [n2=3300]
+# Usage: bench/gateway_instructions.sh [n1=1000] [n2=11000] (fewer keep some of the JIT's warm-up)
 # Needs valgrind (apt-get install valgrind) and nginx (nginx-light); says so and stops without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n1=${1:-300}
-n2=${2:-3300}
+n1=${1:-1000}
+n2=${2:-11000}
 port=${BASE_PORT:-18480}
 for tool in valgrind nginx; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed: nothing measured" >&2; exit 0; }
