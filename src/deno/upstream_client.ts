@@ -230,7 +230,8 @@ export class Http1UpstreamClient implements UpstreamClient {
   }
 
   /**
-   * `base` (an absolute `http:` or `https:` URL, its path a prefix) resolved
+   * `base` (an absolute `http:` or `https:` URL, its path a prefix, trailing
+   * slashes dropped) resolved
    * once, for {@linkcode sendTo}: the gateway sends every request to the same
    * upstream, and needs no URL made and cut again per request.
    *
@@ -240,7 +241,8 @@ export class Http1UpstreamClient implements UpstreamClient {
     const authorityEnd = base.indexOf("/", base.indexOf("//") + 2);
     const end = authorityEnd < 0 ? base.length : authorityEnd;
     const key = base.slice(0, end);
-    return new UpstreamBase(this.#pools.get(key) ?? this.#poolFor(key), base.slice(end));
+    const path = base.slice(end).replace(/\/+$/, "");
+    return new UpstreamBase(this.#pools.get(key) ?? this.#poolFor(key), path);
   }
 
   /**

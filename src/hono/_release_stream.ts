@@ -13,9 +13,10 @@ import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 /**
  * A copy of `response` whose body releases `seat` (with `ended`: how the
  * work ended, for a learned limit; with an `error` outcome when the body
- * fails) when it ends, fails or is cancelled by the client; a response without a body releases it at once. On cancel,
- * the seat goes back once the body's own source has finished cancelling
- * (the gateway's source reads its upstream to the end first).
+ * fails) when it ends, fails or is cancelled by the client; a response
+ * without a body releases it at once. On cancel, the seat goes back once
+ * the body's own source has finished cancelling (the gateway's source reads
+ * its upstream to the end first).
  */
 export function releaseWhenBodyEnds(
   response: Response,

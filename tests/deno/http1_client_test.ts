@@ -62,7 +62,7 @@ Deno.test("a base resolved once: each target goes after its path, on the pool of
   await using upstream = rawUpstream((_req, conn) => conn.write(okResponse("ok")));
   const client = http1UpstreamClient();
   try {
-    const prefixed = client.base(`${upstream.url}/api/v1`);
+    const prefixed = client.base(`${upstream.url}/api/v1/`);
     const bare = client.base(upstream.url);
     assert.equal(prefixed.path, "/api/v1");
     assert.equal(bare.path, "");
