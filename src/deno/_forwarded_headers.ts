@@ -11,6 +11,7 @@
  * @module
  */
 
+import { TOKEN } from "./_field_syntax.ts";
 import { CheckedFields } from "./_http1_request.ts";
 import { sameName } from "../_shared/field_names.ts";
 
@@ -48,9 +49,6 @@ function hopByHopName(raw: string): string | null {
   for (const name of candidates) if (sameName(raw, name)) return name;
   return null;
 }
-
-/** A header name, as `Connection` may list one (a token of RFC 9110 §5.6.2). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * The end-to-end headers of `headers` as pairs (lower-case names, the

@@ -6,13 +6,10 @@
  * @module
  */
 
+import { BREAKS_LINE, TOKEN } from "./_field_syntax.ts";
 import type { Http1Connection } from "./_http1_connection.ts";
 import { requestFraming } from "./_http1_framing.ts";
 
-/** A token (RFC 9110 §5.6.2): a method or a field name. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** What no field value may hold (RFC 9110 §5.5): it would end the field or the head. */
-const BREAKS_VALUE = /[\0\r\n]/;
 /** An origin-form target (RFC 9112 §3.2.1), as sent: visible ASCII only. */
 const ORIGIN_FORM = /^\/[\x21-\x7e]*$/;
 /** A character no byte string holds (field values are Latin-1, RFC 9110 §5.5). */
@@ -80,7 +77,7 @@ export function encodeHead(
     }
   } else {
     for (const [name, value] of headers) {
-      if (!TOKEN.test(name) || BREAKS_VALUE.test(value) || BEYOND_LATIN1.test(value)) {
+      if (!TOKEN.test(name) || BREAKS_LINE.test(value) || BEYOND_LATIN1.test(value)) {
         throw new TypeError(`Cannot send the request: header ${JSON.stringify(name)}`);
       }
       const lower = name.toLowerCase();

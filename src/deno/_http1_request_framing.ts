@@ -76,8 +76,6 @@ export interface RequestHeadInfo {
   readonly host: string | null;
 }
 
-/** A token (RFC 9110 §5.6.2): a method or a field name. */
-export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * What a request-target may hold: visible ASCII (RFC 9112 §3.2), and no
  * `#` (a fragment is never sent, RFC 9110 §7.1).

@@ -56,8 +56,8 @@ import {
   requestHead,
   type RequestHeadInfo,
   RequestRefused,
-  TOKEN,
 } from "./_http1_request_framing.ts";
+import { TOKEN } from "./_field_syntax.ts";
 
 export { HEAD_LIMIT, RequestRefused };
 export type { RequestBodyFraming, RequestHeadInfo };

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { BREAKS_LINE, TOKEN } from "./_field_syntax.ts";
+
 /** How the body follows the head. */
 export type BodyFraming =
   /** No body (HEAD, 204, 304, or none): `Content-Length` among the fields, if any, is kept. */
@@ -21,13 +23,6 @@ export type BodyFraming =
   | "chunked"
   /** Until the connection closes (an HTTP/1.0 client, a body of unknown length). */
   | "close";
-
-/** A token (RFC 9110 §5.6.2): what a field name must be. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** What no field value may hold: it would end the field or the head. */
-const BREAKS_VALUE = /[\0\r\n]/;
-/** Characters a status line's reason may not hold. */
-const BREAKS_REASON = /[\0\r\n]/;
 
 /** A field the head cannot carry: the upstream's response is not passed on. */
 export class InvalidField extends Error {
@@ -89,14 +84,14 @@ export function responseHead(
   versionMinor: number,
 ): string {
   if (reason === "") reason = REASONS[status] ?? "";
-  else if (BREAKS_REASON.test(reason)) {
+  else if (BREAKS_LINE.test(reason)) {
     throw new InvalidField(`status reason ${JSON.stringify(reason)}`);
   }
   let head = `HTTP/1.1 ${status} ${reason}\r\n`;
   let dated = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!, value = fields[i + 1]!;
-    if (!TOKEN.test(name) || BREAKS_VALUE.test(value)) {
+    if (!TOKEN.test(name) || BREAKS_LINE.test(value)) {
       throw new InvalidField(`field ${JSON.stringify(name.slice(0, 40))}`);
     }
     if (name.length === 4 && name.toLowerCase() === "date") dated = true;
