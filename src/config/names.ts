@@ -41,11 +41,28 @@ export function dns1123SubdomainErrors(value: string): string[] {
   return errors;
 }
 
-/** Object names of both kinds are DNS-1123 subdomains. */
-export function validateObjectName(errs: FieldErrorList, name: string): void {
-  if (name === "") {
-    errs.add("metadata.name", required("name or generateName is required"));
-    return;
+/**
+ * The metadata of both kinds: the name is a DNS-1123 subdomain; a `uid`,
+ * when given, is visible ASCII, since it is sent as it is in the
+ * `X-Kubernetes-PF-FlowSchema-UID` and `X-Kubernetes-PF-PriorityLevel-UID`
+ * response headers (Kubernetes' own are UUIDs the server assigns).
+ */
+export function validateObjectMeta(
+  errs: FieldErrorList,
+  meta: { readonly name: string; readonly uid?: string | undefined },
+): void {
+  const { name, uid } = meta;
+  if (name === "") errs.add("metadata.name", required("name or generateName is required"));
+  for (const msg of name === "" ? [] : dns1123SubdomainErrors(name)) {
+    errs.add("metadata.name", invalid(name, msg));
   }
-  for (const msg of dns1123SubdomainErrors(name)) errs.add("metadata.name", invalid(name, msg));
+  if (uid !== undefined && uid !== "" && !HEADER_SAFE_UID.test(uid)) {
+    errs.add(
+      "metadata.uid",
+      invalid(uid, "must be visible ASCII characters: it is sent as a response header's value"),
+    );
+  }
 }
+
+/** A uid that a header value carries as it is: visible ASCII, no spaces. */
+const HEADER_SAFE_UID = /^[\x21-\x7e]+$/;

@@ -16,7 +16,7 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { dns1123LabelErrors, dns1123SubdomainErrors, validateObjectName } from "./names.ts";
+import { dns1123LabelErrors, dns1123SubdomainErrors, validateObjectMeta } from "./names.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   FlowSchema,
@@ -31,7 +31,7 @@ const NAMESPACE_INTRO = "each member of this list must be '*' or a DNS-1123 labe
 /** Every problem with a defaulted FlowSchema; empty when it is valid. */
 export function validateFlowSchema(fs: FlowSchema): FieldError[] {
   const errs = new FieldErrorList("FlowSchema", fs.metadata.name);
-  validateObjectName(errs, fs.metadata.name);
+  validateObjectMeta(errs, fs.metadata);
   const spec = fs.spec;
   const precedence = spec.matchingPrecedence ?? 0;
   const p = "spec.matchingPrecedence";

@@ -25,7 +25,7 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { validateObjectName } from "./names.ts";
+import { validateObjectMeta } from "./names.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   ExemptPriorityLevelConfiguration,
@@ -44,7 +44,7 @@ export function validatePriorityLevel(
 ): FieldError[] {
   const name = pl.metadata.name;
   const errs = new FieldErrorList("PriorityLevelConfiguration", name);
-  validateObjectName(errs, name);
+  validateObjectMeta(errs, pl.metadata);
   if (pl.metadata.annotations?.[PRESERVE_ZERO_SHARES_ANNOTATION] !== undefined) {
     errs.add(
       "metadata.annotations",

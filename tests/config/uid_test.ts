@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { bootstrapConfiguration } from "../../src/config/bootstrap.ts";
 import { effectiveConfiguration } from "../../src/config/effective.ts";
 import { objectUid } from "../../src/config/uid.ts";
+import { parseConfiguration } from "../../src/config/load.ts";
 
 Deno.test("objects without a uid get a stable UUID derived from kind and name", () => {
   const uid = objectUid("FlowSchema", "global-default");
@@ -27,4 +28,36 @@ Deno.test("the effective configuration carries metadata.uid, or the derived one"
   const gd = eff.priorityLevels.find((pl) => pl.name === "global-default")!;
   assert.deepEqual(gd.queuing, { queues: 128, handSize: 6, queueLengthLimit: 50 });
   assert.equal(eff.priorityLevels.find((pl) => pl.name === "catch-all")!.queuing, undefined);
+});
+
+Deno.test("a metadata.uid that a response header cannot carry is refused with the configuration", () => {
+  const object = (kind: string, uid: string) => ({
+    apiVersion: "flowcontrol.apiserver.k8s.io/v1",
+    kind,
+    metadata: { name: "team", uid },
+    spec: kind === "FlowSchema"
+      ? { priorityLevelConfiguration: { name: "global-default" } }
+      : { type: "Limited", limited: { limitResponse: { type: "Reject" } } },
+  });
+  const bad = parseConfiguration({
+    manifests: [],
+    objects: [
+      object("FlowSchema", "x\r\nSet-Cookie: a=b"),
+      object("PriorityLevelConfiguration", "with space"),
+    ],
+  });
+  assert.deepEqual(bad.ok ? [] : bad.errors, [
+    'FlowSchema/team: metadata.uid: Invalid value: "x\\r\\nSet-Cookie: a=b": ' +
+    "must be visible ASCII characters: it is sent as a response header's value",
+    'PriorityLevelConfiguration/team: metadata.uid: Invalid value: "with space": ' +
+    "must be visible ASCII characters: it is sent as a response header's value",
+  ]);
+  // A UUID, any other visible ASCII, or none at all (a uid derived from the name) is fine.
+  for (const uid of ["5d3c7f0e-0000-4000-8000-000000000001", "team:v2", ""]) {
+    const ok = parseConfiguration({
+      manifests: [],
+      objects: [object("FlowSchema", uid), object("PriorityLevelConfiguration", uid)],
+    });
+    assert.ok(ok.ok, `${JSON.stringify(uid)}: ${ok.ok ? "" : ok.errors.join("; ")}`);
+  }
 });
