@@ -43,9 +43,11 @@ export function dns1123SubdomainErrors(value: string): string[] {
 
 /**
  * The metadata of both kinds: the name is a DNS-1123 subdomain; a `uid`,
- * when given, is visible ASCII, since it is sent as it is in the
- * `X-Kubernetes-PF-FlowSchema-UID` and `X-Kubernetes-PF-PriorityLevel-UID`
- * response headers (Kubernetes' own are UUIDs the server assigns).
+ * when given, is what a header value can carry (Fetch's rule: no NUL, CR or
+ * LF, nothing beyond U+00FF; blanks around it are trimmed when it is set),
+ * since it is sent in the `X-Kubernetes-PF-FlowSchema-UID` and
+ * `X-Kubernetes-PF-PriorityLevel-UID` response headers (Kubernetes' own are
+ * UUIDs the server assigns).
  */
 export function validateObjectMeta(
   errs: FieldErrorList,
@@ -56,13 +58,17 @@ export function validateObjectMeta(
   for (const msg of name === "" ? [] : dns1123SubdomainErrors(name)) {
     errs.add("metadata.name", invalid(name, msg));
   }
-  if (uid !== undefined && uid !== "" && !HEADER_SAFE_UID.test(uid)) {
+  if (uid !== undefined && NOT_IN_A_HEADER.test(uid)) {
     errs.add(
       "metadata.uid",
-      invalid(uid, "must be visible ASCII characters: it is sent as a response header's value"),
+      invalid(
+        uid,
+        "must not hold a NUL, CR or LF, nor a character beyond U+00FF: " +
+          "it is sent as a response header's value",
+      ),
     );
   }
 }
 
-/** A uid that a header value carries as it is: visible ASCII, no spaces. */
-const HEADER_SAFE_UID = /^[\x21-\x7e]+$/;
+/** What no header value may hold (the Fetch standard's header value). */
+const NOT_IN_A_HEADER = /[\0\r\n\u0100-\uffff]/;

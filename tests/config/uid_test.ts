@@ -39,21 +39,22 @@ Deno.test("a metadata.uid that a response header cannot carry is refused with th
       ? { priorityLevelConfiguration: { name: "global-default" } }
       : { type: "Limited", limited: { limitResponse: { type: "Reject" } } },
   });
+  const message = "must not hold a NUL, CR or LF, nor a character beyond U+00FF: " +
+    "it is sent as a response header's value";
   const bad = parseConfiguration({
     manifests: [],
     objects: [
       object("FlowSchema", "x\r\nSet-Cookie: a=b"),
-      object("PriorityLevelConfiguration", "with space"),
+      object("PriorityLevelConfiguration", "team\u20ac"),
     ],
   });
   assert.deepEqual(bad.ok ? [] : bad.errors, [
-    'FlowSchema/team: metadata.uid: Invalid value: "x\\r\\nSet-Cookie: a=b": ' +
-    "must be visible ASCII characters: it is sent as a response header's value",
-    'PriorityLevelConfiguration/team: metadata.uid: Invalid value: "with space": ' +
-    "must be visible ASCII characters: it is sent as a response header's value",
+    `FlowSchema/team: metadata.uid: Invalid value: "x\\r\\nSet-Cookie: a=b": ${message}`,
+    `PriorityLevelConfiguration/team: metadata.uid: Invalid value: "team\u20ac": ${message}`,
   ]);
-  // A UUID, any other visible ASCII, or none at all (a uid derived from the name) is fine.
-  for (const uid of ["5d3c7f0e-0000-4000-8000-000000000001", "team:v2", ""]) {
+  // A UUID, anything else a header carries (blanks around it are trimmed when it is set), or
+  // none at all (a uid derived from the name) is fine.
+  for (const uid of ["5d3c7f0e-0000-4000-8000-000000000001", " team v2\t", "caf\xe9", ""]) {
     const ok = parseConfiguration({
       manifests: [],
       objects: [object("FlowSchema", uid), object("PriorityLevelConfiguration", uid)],

@@ -100,9 +100,8 @@ function phase(result: ConfigSimulationResult, workers: number, fromMs: number) 
 }
 
 Deno.test("apf simulate adaptive_workers.json: the learned limit finds K workers, then 4, then 8", async () => {
-  const started = performance.now();
+  // 90 simulated seconds on the simulated clock: the test takes a few hundred ms of real time.
   const r = await run(["simulate", EXAMPLE], { [EXAMPLE]: await Deno.readTextFile(EXAMPLE) });
-  const elapsedMs = performance.now() - started;
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as ConfigSimulationResult;
   // The issue's goals, each phase measured from 10 s after its change of K: at most 2K inside
@@ -137,7 +136,6 @@ Deno.test("apf simulate adaptive_workers.json: the learned limit finds K workers
     out.adjustments.map((a) => a.atMs),
     [0, 10e3, 20e3, 30e3, 40e3, 50e3, 60e3, 70e3, 80e3, 90e3],
   );
-  assert.ok(elapsedMs < 5000, `${elapsedMs} ms`);
 });
 
 Deno.test("simulate: a fixed limit of 600 lets the whole load into the same upstream", async () => {
