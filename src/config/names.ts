@@ -55,9 +55,9 @@ export function validateObjectMeta(
 ): void {
   const { name, uid } = meta;
   if (name === "") errs.add("metadata.name", required("name or generateName is required"));
-  for (const msg of name === "" ? [] : dns1123SubdomainErrors(name)) {
-    errs.add("metadata.name", invalid(name, msg));
-  }
+  else {for (const msg of dns1123SubdomainErrors(name)) {
+      errs.add("metadata.name", invalid(name, msg));
+    }}
   if (uid !== undefined && NOT_IN_A_HEADER.test(uid)) {
     errs.add(
       "metadata.uid",
