@@ -54,10 +54,11 @@ export function validateObjectMeta(
   meta: { readonly name: string; readonly uid?: string | undefined },
 ): void {
   const { name, uid } = meta;
-  if (name === "") errs.add("metadata.name", required("name or generateName is required"));
-  else {for (const msg of dns1123SubdomainErrors(name)) {
-      errs.add("metadata.name", invalid(name, msg));
-    }}
+  if (name === "") {
+    errs.add("metadata.name", required("name or generateName is required"));
+  } else {
+    for (const msg of dns1123SubdomainErrors(name)) errs.add("metadata.name", invalid(name, msg));
+  }
   if (uid !== undefined && NOT_IN_A_HEADER.test(uid)) {
     errs.add(
       "metadata.uid",
