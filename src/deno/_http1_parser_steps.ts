@@ -17,6 +17,7 @@
 
 import { HTTPParser } from "http-parser-js";
 import { chunkSize } from "./_http1_framing.ts";
+import { scanHead } from "./_head_scan.ts";
 
 /** Most bytes of a response's status line and header section; of its trailer section too. */
 export const HEAD_LIMIT = 64 * 1024;
@@ -221,8 +222,31 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
  */
 function responseLine(this: ParserState): boolean | void {
   if (this.stopped) return true;
+  if (this.line === "") {
+    const head = scanHead(
+      this.chunk,
+      this.offset,
+      this.end,
+      this.budget,
+      HEAD_LIMIT,
+      this.info.headers,
+    );
+    if (head !== null) {
+      statusLine(this, head.first);
+      scanned(this, head.next);
+      return;
+    }
+  }
   const line = this.consumeLine();
   if (!line) return;
+  statusLine(this, line);
+  this.state = "HEADER";
+  // The header section usually came with it: read on without a turn of the parser's loop.
+  if (this.offset < this.end) this.HEADER();
+}
+
+/** Reads `line` as the status line into the parser's `info`. */
+function statusLine(p: ParserState, line: string): void {
   const major = line.charCodeAt(5) - 0x30;
   const minor = line.charCodeAt(7) - 0x30;
   const status = (line.charCodeAt(9) - 0x30) * 100 + (line.charCodeAt(10) - 0x30) * 10 +
@@ -235,14 +259,24 @@ function responseLine(this: ParserState): boolean | void {
   ) {
     throw new InvalidResponse(`invalid status line ${JSON.stringify(line.slice(0, 40))}`);
   }
-  const info = this.info;
+  const info = p.info;
   info.versionMajor = major;
   info.versionMinor = minor;
   info.statusCode = status;
   info.statusMessage = line.length > 13 ? line.slice(13) : "";
-  this.state = "HEADER";
-  // The header section usually came with it: read on without a turn of the parser's loop.
-  if (this.offset < this.end) this.HEADER();
+}
+
+/**
+ * A head read whole by {@linkcode scanHead}, up to `next`: counted against
+ * the section's budget as the line steps count it, then its end, as
+ * {@linkcode header}'s.
+ */
+export function scanned(p: ParserState, next: number): void {
+  p.budget -= next - p.offset;
+  p.offset = next;
+  p.lastLine = "";
+  p.state = "HEADER";
+  sectionEnd(p);
 }
 
 function isDigit(line: string, at: number): boolean {
@@ -301,19 +335,23 @@ function header(this: ParserState): void {
     this.parseHeader(line, this.info.headers);
     line = this.offset < this.end ? this.consumeLine() : undefined;
   }
-  if (line === undefined) return;
-  const framing = this.headDone();
+  if (line !== undefined) sectionEnd(this);
+}
+
+/** The end of the header section: the owner decides how the body is framed, the parser follows. */
+function sectionEnd(p: ParserState): void {
+  const framing = p.headDone();
   if (framing.kind === "chunked") {
-    this.isChunked = true;
-    this.state = "BODY_CHUNKHEAD";
+    p.isChunked = true;
+    p.state = "BODY_CHUNKHEAD";
   } else if (framing.kind === "length" && framing.length > 0) {
-    this.body_bytes = framing.length;
-    this.state = "BODY_SIZED";
+    p.body_bytes = framing.length;
+    p.state = "BODY_SIZED";
   } else if (framing.kind === "close") {
-    this.body_bytes = null;
-    this.state = "BODY_RAW";
+    p.body_bytes = null;
+    p.state = "BODY_RAW";
   } else {
-    this.nextRequest();
+    p.nextRequest();
   }
 }
 

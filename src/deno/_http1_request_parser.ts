@@ -48,9 +48,11 @@ import {
   type Fault,
   HEAD_LIMIT,
   type ParserState,
+  scanned,
   strictParser,
   trimmed,
 } from "./_http1_parser_steps.ts";
+import { scanHead } from "./_head_scan.ts";
 import {
   type RequestBodyFraming,
   requestHead,
@@ -225,6 +227,21 @@ export class RequestParser {
  */
 function requestLine(this: RequestState): boolean | void {
   if (this.stopped) return true;
+  if (this.line === "") {
+    const head = scanHead(
+      this.chunk,
+      this.offset,
+      this.end,
+      this.budget,
+      REQUEST_LINE_LIMIT,
+      this.info.headers,
+    );
+    if (head !== null) {
+      requestLineOf(this, head.first);
+      scanned(this, head.next);
+      return;
+    }
+  }
   // The request line gets REQUEST_LINE_LIMIT bytes and its CRLF, within what the head has left.
   const headLeft = this.budget;
   const lineLeft = REQUEST_LINE_LIMIT + 2 - this.line.length;
@@ -237,6 +254,12 @@ function requestLine(this: RequestState): boolean | void {
   if (line.length > REQUEST_LINE_LIMIT) {
     throw new RequestRefused(414, `a request line longer than ${REQUEST_LINE_LIMIT} bytes`);
   }
+  requestLineOf(this, line);
+  this.state = "HEADER";
+}
+
+/** Reads `line` as the request line (RFC 9112 §3) into the parser's state. */
+function requestLineOf(p: RequestState, line: string): void {
   // RFC 9112 §3: method SP request-target SP HTTP-version, one space each.
   const sp1 = line.indexOf(" ");
   const sp2 = sp1 < 0 ? -1 : line.indexOf(" ", sp1 + 1);
@@ -255,11 +278,10 @@ function requestLine(this: RequestState): boolean | void {
   if (major !== 1) throw new RequestRefused(505, `HTTP/${major}.${minor} request`);
   const method = line.slice(0, sp1);
   if (!TOKEN.test(method)) throw invalidLine(line);
-  this.reqMethod = method;
-  this.reqTarget = line.slice(sp1 + 1, sp2);
+  p.reqMethod = method;
+  p.reqTarget = line.slice(sp1 + 1, sp2);
   // RFC 9110 §6.2: a higher minor version of HTTP/1 is read as the highest we implement.
-  this.reqMinor = minor === 0 ? 0 : 1;
-  this.state = "HEADER";
+  p.reqMinor = minor === 0 ? 0 : 1;
 }
 
 const invalidLine = (line: string) =>
