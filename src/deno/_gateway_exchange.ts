@@ -118,6 +118,8 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     // with the release (one options object per outcome, made once).
     const ended = RELEASED_AS[outcomeOfStatus(reply.status)];
     const fields = withApfFields(reply.fields, state);
+    // The upstream's fields, ahead of ours, as the client's fast path read them: not checked again.
+    const checked = reply.plain ? fields.length - APF_FIELD_ENTRIES : 0;
     let body = reply.body;
     if (body instanceof ReadableStream && req.method !== "HEAD") {
       if (admission.initializesEarly(state, contentTypeOf(fields))) {
@@ -139,6 +141,7 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       status: reply.status,
       statusText: reply.statusText,
       fields,
+      checked,
       body,
       lengthInFields: reply.length !== null,
     };
@@ -221,6 +224,7 @@ function lapsedReply(state: ApfState): GatewayReply {
  * response.
  */
 function withApfFields(fields: string[], state: ApfState): string[] {
+  // What is pushed last is APF_FIELD_ENTRIES entries: the forward path counts on it.
   let out = fields;
   for (let i = 0; i < fields.length; i += 2) {
     const n = fields[i]!;
@@ -244,6 +248,9 @@ function withApfFields(fields: string[], state: ApfState): string[] {
   );
   return out;
 }
+
+/** The entries {@linkcode withApfFields} appends: three names and their values. */
+const APF_FIELD_ENTRIES = 6;
 
 function isUidField(lower: string): boolean {
   return lower === FLOW_SCHEMA_LOWER || lower === PRIORITY_LEVEL_LOWER;

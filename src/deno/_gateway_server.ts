@@ -58,6 +58,13 @@ export interface GatewayReply {
   readonly statusText: string;
   /** Its end-to-end fields, names and values alternating. */
   readonly fields: string[];
+  /**
+   * How many entries of `fields`, from the first, are known to be a token
+   * name and a value of visible ASCII, spaces and tabs, as the HTTP/1.1
+   * client's fast path read them: written without checking them again
+   * (default 0: every field is checked).
+   */
+  readonly checked?: number;
   /** The body: bytes, a stream, or `null` (none, or a HEAD's). */
   readonly body: Uint8Array | ReadableStream<Uint8Array> | null;
   /** Whether `fields` hold the body's `Content-Length` (then the body is exactly that long). */
@@ -313,6 +320,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
         reply.status,
         reply.statusText,
         reply.fields,
+        reply.checked ?? 0,
         framing,
         body instanceof Uint8Array ? body.byteLength : 0,
         keepAlive,
@@ -402,6 +410,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
       e.status,
       "",
       ["content-type", "text/plain; charset=UTF-8"],
+      0,
       "length",
       message.length,
       false,

@@ -63,6 +63,11 @@ export interface UpstreamReply {
    * §7.6.1).
    */
   readonly fields: string[];
+  /**
+   * Whether every one of `fields` is a token name and a value of visible
+   * ASCII, spaces and tabs ({@linkcode ParsedHead.plain}).
+   */
+  readonly plain: boolean;
   /** The body's length when the upstream framed it by `Content-Length`, else `null`. */
   readonly length: number | null;
   /**
@@ -178,6 +183,7 @@ class Exchange implements ResponseEvents {
       status: head.status,
       statusText: head.statusText,
       fields,
+      plain: head.plain,
       length: head.framing.kind === "length" ? head.framing.length : null,
       body,
     };

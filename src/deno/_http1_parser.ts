@@ -52,6 +52,12 @@ export interface ParsedHead {
   /** Never `interim` nor `invalid`. */
   readonly framing: ResponseFraming;
   readonly persistence: Persistence;
+  /**
+   * Whether every field is a token name and a value of visible ASCII,
+   * spaces and tabs (the head was read whole by `_head_scan.ts`): fields
+   * a writer need not check again.
+   */
+  readonly plain: boolean;
 }
 
 /** Told what one response holds, in order: its head, body chunks, its end. */
@@ -167,6 +173,7 @@ export class ResponseParser {
       headers: info.headers,
       framing,
       persistence: persistence(head, framing),
+      plain: p.plain,
     });
     p.isUserCall = false;
     return framing;

@@ -56,6 +56,12 @@ export interface ParserState {
   stopped: boolean;
   /** Ours: the last line consumed. */
   lastLine: string;
+  /**
+   * Ours: whether the last status line and header section were read whole
+   * by the fast path (`_head_scan.ts`): every field a token name and a
+   * value of visible ASCII, spaces and tabs.
+   */
+  plain: boolean;
   /** Ours: `text` decodes `textChunk` from byte `textAt` on. */
   text: string;
   textChunk: Uint8Array | null;
@@ -121,6 +127,7 @@ export function strictParser(
   p.budget = HEAD_LIMIT;
   p.stopped = false;
   p.lastLine = "";
+  p.plain = false;
   p.text = "";
   p.textChunk = null;
   p.textAt = 0;
@@ -233,6 +240,7 @@ function responseLine(this: ParserState): boolean | void {
     );
     if (head !== null) {
       statusLine(this, head.first);
+      this.plain = true;
       scanned(this, head.next);
       return;
     }
@@ -240,6 +248,7 @@ function responseLine(this: ParserState): boolean | void {
   const line = this.consumeLine();
   if (!line) return;
   statusLine(this, line);
+  this.plain = false;
   this.state = "HEADER";
   // The header section usually came with it: read on without a turn of the parser's loop.
   if (this.offset < this.end) this.HEADER();

@@ -65,8 +65,8 @@ function httpDate(): string {
 
 /**
  * The head of a response: `status` and `reason` (the standard reason when
- * empty), `fields` (names and values alternating) checked and written as
- * given, then what this hop adds: the framing (`Content-Length: length` for
+ * empty), `fields` (names and values alternating) written as given, each
+ * checked but the first `checked` entries (known to be plain), then what this hop adds: the framing (`Content-Length: length` for
  * `"length"`, `Transfer-Encoding: chunked` for `"chunked"`), `Connection:
  * close` when the connection ends after it (`keepAlive` false, or a body
  * delimited by the close), `Connection: keep-alive` for an HTTP/1.0 client
@@ -78,6 +78,7 @@ export function responseHead(
   status: number,
   reason: string,
   fields: readonly string[],
+  checked: number,
   framing: BodyFraming,
   length: number,
   keepAlive: boolean,
@@ -91,7 +92,7 @@ export function responseHead(
   let dated = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!, value = fields[i + 1]!;
-    if (!TOKEN.test(name) || BREAKS_LINE.test(value)) {
+    if (i >= checked && (!TOKEN.test(name) || BREAKS_LINE.test(value))) {
       throw new InvalidField(`field ${JSON.stringify(name.slice(0, 40))}`);
     }
     if (name.length === 4 && name.toLowerCase() === "date") dated = true;

@@ -425,6 +425,30 @@ Deno.test("gateway wire: an upstream response with an invalid field name is a 50
   await waitFor(() => tenants(gateway).seatsInUse === 0, "the seat to go back");
 });
 
+Deno.test("gateway wire: upstream fields the client's fast path does not read are checked: a NUL is a 502, obs-text passes as its bytes", async () => {
+  await using upstream = rawUpstream(async (req, conn) => {
+    const value = req.target === "/nul" ? "a\x00b" : req.target === "/latin1" ? "caf\xe9" : "plain";
+    await conn.write(`HTTP/1.1 200 OK\r\nX-Value: ${value}\r\nContent-Length: 2\r\n\r\nok`);
+  });
+  await using gateway = gatewayFor(upstream.url, { config: TWO_SEATS, onUpstreamError: () => {} });
+  for (
+    const [path, status, value] of [
+      ["/plain", 200, "plain"],
+      ["/latin1", 200, "caf\xe9"],
+      ["/nul", 502, null],
+      ["/plain", 200, "plain"],
+    ] as const
+  ) {
+    using client = await WireClient.open(gateway.addr.port);
+    await client.send(`GET ${path} HTTP/1.1\r\nHost: gw\r\n\r\n`);
+    const res = await client.readResponse();
+    assert.equal(res.head.status, status, path);
+    assert.equal(fieldOf(res.head, "x-value"), value, path);
+    if (status === 200) assertAdmitted(res.head);
+  }
+  await waitFor(() => tenants(gateway).seatsInUse === 0, "the seats to go back");
+});
+
 // 10. The guard's timeouts on the gateway's listener.
 
 Deno.test("gateway wire: the header timeout closes a connection with half a request head", async () => {

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scanHead } from "../../src/deno/_head_scan.ts";
-import { InvalidResponse, ResponseParser } from "../../src/deno/_http1_parser.ts";
+import { InvalidResponse, type ParsedHead, ResponseParser } from "../../src/deno/_http1_parser.ts";
 import { RequestParser, RequestRefused } from "../../src/deno/_http1_request_parser.ts";
 
 const bytesOf = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
@@ -124,7 +124,8 @@ function responseOutcome(text: string, byteByByte: boolean): unknown {
     let head: unknown = null;
     let body = "";
     parser.start("GET", {
-      onHead: (h) => head = h,
+      // Whether the fast path read it is compared apart (plainHeads).
+      onHead: (h) => head = { ...h, plain: undefined },
       onBody: (chunk) => body += String.fromCharCode(...chunk),
       onEnd: () => {},
     });
@@ -205,5 +206,44 @@ Deno.test("a request head reads the same whole (fast path) and byte by byte (lin
       );
     }),
     { numRuns: 3000, seed: 20261129 },
+  );
+});
+
+Deno.test("a response head is plain only when the fast path read it: its fields a token and visible ASCII", () => {
+  const headOf = (text: string, byteByByte = false) => {
+    const parser = new ResponseParser();
+    let head: ParsedHead | null = null;
+    parser.start("GET", { onHead: (h) => head = h, onBody() {}, onEnd() {} });
+    for (const p of pieces(bytesOf(text), byteByByte)) if (!parser.complete) parser.feed(p);
+    return head as ParsedHead | null;
+  };
+  const plain = "HTTP/1.1 200 OK\r\nA: b\r\nContent-Length: 0\r\n\r\n";
+  assert.equal(headOf(plain)!.plain, true);
+  assert.equal(headOf(plain, true)!.plain, false);
+  assert.equal(headOf("HTTP/1.1 200 OK\r\nA: caf\xe9\r\nContent-Length: 0\r\n\r\n")!.plain, false);
+  assert.equal(headOf("HTTP/1.1 200 OK\r\nA: \x00\r\nContent-Length: 0\r\n\r\n")!.plain, false);
+  // An interim response read whole, then a final one that is not plain.
+  const interim =
+    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nA: \x01\r\nContent-Length: 0\r\n\r\n";
+  assert.equal(headOf(interim)!.plain, false);
+  const statusLine = fc.constantFrom(
+    "HTTP/1.1 200 OK",
+    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204",
+  );
+  fc.assert(
+    fc.property(statusLine, fieldLines, (status, fields) => {
+      let head: ParsedHead | null = null;
+      try {
+        head = headOf(`${status}\r\n${fields}Content-Length: 0\r\n\r\n`);
+      } catch (e) {
+        if (!(e instanceof InvalidResponse)) throw e;
+      }
+      if (head === null || !head.plain) return;
+      for (let i = 0; i < head.headers.length; i += 2) {
+        assert.match(head.headers[i]!, /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/);
+        assert.match(head.headers[i + 1]!, /^[\x20-\x7e\t]*$/);
+      }
+    }),
+    { numRuns: 2000, seed: 20261130 },
   );
 });
