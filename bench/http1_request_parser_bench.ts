@@ -4,7 +4,9 @@
  * typical GET with 8 header fields, and a POST of 1 KiB by Content-Length,
  * each fed in one piece as one read would bring it; and, for scale on the
  * machine at hand, the client's response parser on a response with the
- * same fields. Run with
+ * same fields. Each head is also fed with its first byte apart, which
+ * takes the line steps instead of the fast path for a head received whole
+ * (`src/deno/_head_scan.ts`): the two side by side. Run with
  * `deno bench --import-map=dev/import_map.json --lock=dev/deno.lock bench/http1_request_parser_bench.ts`.
  */
 
@@ -55,6 +57,14 @@ function once(bytes: Uint8Array): void {
 }
 
 Deno.bench("GET, 8 header fields", { group: "request", baseline: true }, () => once(get));
+Deno.bench("GET, 8 header fields, by the line steps (first byte apart)", {
+  group: "request",
+}, () => {
+  parser.start(events);
+  if (parser.feed(get.subarray(0, 1)) + parser.feed(get.subarray(1)) !== get.length) {
+    throw new Error("not parsed");
+  }
+});
 Deno.bench("POST, 1 KiB by Content-Length", { group: "request" }, () => once(post));
 
 const response = encoder.encode(`HTTP/1.1 200 OK\r\n${fields}Content-Length: 0\r\n\r\n`);
@@ -68,6 +78,15 @@ const responseEvents = {
 Deno.bench("for scale: ResponseParser, the same 8 fields", { group: "request" }, () => {
   responseParser.start("GET", responseEvents);
   responseParser.feed(response);
+  if (!responseParser.complete) throw new Error("not parsed");
+});
+
+Deno.bench("for scale: ResponseParser, by the line steps (first byte apart)", {
+  group: "request",
+}, () => {
+  responseParser.start("GET", responseEvents);
+  responseParser.feed(response.subarray(0, 1));
+  responseParser.feed(response.subarray(1));
   if (!responseParser.complete) throw new Error("not parsed");
 });
 

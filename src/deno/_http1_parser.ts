@@ -21,7 +21,11 @@
  * - at the end of a final response the parser stops: what follows on the
  *   connection is no response of ours, and is counted as left over.
  *
- * Those steps are in `_http1_parser_steps.ts`.
+ * Those steps are in `_http1_parser_steps.ts`. A plain head received whole
+ * (the usual one) is read by the status line's step in one pass over its
+ * bytes (`_head_scan.ts`), and its fields are then known to be a token name
+ * and a value of visible ASCII ({@linkcode ParsedHead.plain}); anything
+ * else goes through the line steps, which decide every refusal.
  *
  * @module
  */

@@ -33,6 +33,10 @@
  *   request smuggling), and lower-cases every name; ours hands the whole
  *   head to `requestHead` and follows its framing.
  *
+ * A plain head received whole (the usual one) is read by the request
+ * line's step in one pass over its bytes (`_head_scan.ts`); anything else
+ * goes through the line steps, which decide every refusal.
+ *
  * The request line and header section get {@linkcode HEAD_LIMIT} bytes in
  * all (else 431), a chunk-size line 4 KiB (else 400), a trailer section
  * {@linkcode HEAD_LIMIT} bytes (else 431). At the end of a request the
