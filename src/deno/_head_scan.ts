@@ -26,8 +26,8 @@ for (let c = 0x30; c <= 0x39; c++) TCHAR[c] = 1;
 for (let c = 0x41; c <= 0x5a; c++) TCHAR[c] = 1;
 for (let c = 0x61; c <= 0x7a; c++) TCHAR[c] = 1;
 
-/** Decodes ASCII natively (UTF-8 and Latin-1 agree on it). */
-const ascii = new TextDecoder("utf-8", { ignoreBOM: true });
+/** Decodes ASCII natively (UTF-8 and Latin-1 agree on it); the line steps' too. */
+export const ascii = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** A plain head read whole: its first line and where it ended. */
 export interface ScannedHead {

@@ -17,7 +17,7 @@
 
 import { HTTPParser } from "http-parser-js";
 import { chunkSize } from "./_http1_framing.ts";
-import { scanHead } from "./_head_scan.ts";
+import { ascii, scanHead } from "./_head_scan.ts";
 
 /** Most bytes of a response's status line and header section; of its trailer section too. */
 export const HEAD_LIMIT = 64 * 1024;
@@ -193,9 +193,6 @@ function consumeLine(this: ParserState): string | undefined {
   this.lastLine = line;
   return line;
 }
-
-/** Decodes ASCII natively (UTF-8 and Latin-1 agree on it). */
-const ascii = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Bytes `start` to `end` of `bytes` as Latin-1: one character per byte.
