@@ -24,7 +24,8 @@ export class FieldHeaders {
     let out: string | null = null;
     for (let i = 0; i < f.length; i += 2) {
       const n = f[i]!;
-      if (sameName(n, lower)) {
+      // Most clients send a name in the case it is asked for: that needs no letter-by-letter look.
+      if (n.length === name.length && (n === name || sameName(n, lower))) {
         out = out === null ? f[i + 1]! : `${out}, ${f[i + 1]}`;
       }
     }
