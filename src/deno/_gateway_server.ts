@@ -395,7 +395,10 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   /** Writes `bytes` whole; false when the connection failed. */
   async #write(bytes: Uint8Array): Promise<boolean> {
     try {
-      for (let at = 0; at < bytes.length;) at += await this.#conn.write(bytes.subarray(at));
+      // The whole array as it is first: a view of it costs an allocation.
+      for (let at = 0; at < bytes.length;) {
+        at += await this.#conn.write(at === 0 ? bytes : bytes.subarray(at));
+      }
       return true;
     } catch {
       this.#left();

@@ -126,7 +126,10 @@ export class Http1Connection {
 
   /** Writes `bytes` whole. */
   async write(bytes: Uint8Array): Promise<void> {
-    for (let at = 0; at < bytes.length;) at += await this.#conn.write(bytes.subarray(at));
+    // The whole array as it is first: a view of it costs an allocation.
+    for (let at = 0; at < bytes.length;) {
+      at += await this.#conn.write(at === 0 ? bytes : bytes.subarray(at));
+    }
   }
 
   /** Whether a read watches it while idle. */
