@@ -226,22 +226,7 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
  */
 function responseLine(this: ParserState): boolean | void {
   if (this.stopped) return true;
-  if (this.line === "") {
-    const head = scanHead(
-      this.chunk,
-      this.offset,
-      this.end,
-      this.budget,
-      HEAD_LIMIT,
-      this.info.headers,
-    );
-    if (head !== null) {
-      statusLine(this, head.first);
-      this.plain = true;
-      scanned(this, head.next);
-      return;
-    }
-  }
+  if (readWhole(this, HEAD_LIMIT, statusLine)) return;
   const line = this.consumeLine();
   if (!line) return;
   statusLine(this, line);
@@ -273,16 +258,29 @@ function statusLine(p: ParserState, line: string): void {
 }
 
 /**
- * A head read whole by {@linkcode scanHead}, up to `next`: counted against
- * the section's budget as the line steps count it, then its end, as
- * {@linkcode header}'s.
+ * The fast path of a status or request line's step, at the start of a
+ * head: a plain head received whole is read by {@linkcode scanHead}, its
+ * first line by `readFirst` (which throws what that line's own step
+ * would), counted against the section's budget as the line steps count
+ * it, then ended as {@linkcode header} ends a section. `false`, with
+ * nothing consumed, for anything else: the line steps read it.
  */
-export function scanned(p: ParserState, next: number): void {
-  p.budget -= next - p.offset;
-  p.offset = next;
+export function readWhole<P extends ParserState>(
+  p: P,
+  firstLimit: number,
+  readFirst: (p: P, line: string) => void,
+): boolean {
+  if (p.line !== "") return false;
+  const head = scanHead(p.chunk, p.offset, p.end, p.budget, firstLimit, p.info.headers);
+  if (head === null) return false;
+  readFirst(p, head.first);
+  p.plain = true;
+  p.budget -= head.next - p.offset;
+  p.offset = head.next;
   p.lastLine = "";
   p.state = "HEADER";
   sectionEnd(p);
+  return true;
 }
 
 function isDigit(line: string, at: number): boolean {

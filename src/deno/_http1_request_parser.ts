@@ -52,11 +52,10 @@ import {
   type Fault,
   HEAD_LIMIT,
   type ParserState,
-  scanned,
+  readWhole,
   strictParser,
   trimmed,
 } from "./_http1_parser_steps.ts";
-import { scanHead } from "./_head_scan.ts";
 import {
   type RequestBodyFraming,
   requestHead,
@@ -231,21 +230,7 @@ export class RequestParser {
  */
 function requestLine(this: RequestState): boolean | void {
   if (this.stopped) return true;
-  if (this.line === "") {
-    const head = scanHead(
-      this.chunk,
-      this.offset,
-      this.end,
-      this.budget,
-      REQUEST_LINE_LIMIT,
-      this.info.headers,
-    );
-    if (head !== null) {
-      requestLineOf(this, head.first);
-      scanned(this, head.next);
-      return;
-    }
-  }
+  if (readWhole(this, REQUEST_LINE_LIMIT, requestLineOf)) return;
   // The request line gets REQUEST_LINE_LIMIT bytes and its CRLF, within what the head has left.
   const headLeft = this.budget;
   const lineLeft = REQUEST_LINE_LIMIT + 2 - this.line.length;
