@@ -66,8 +66,9 @@ function httpDate(): string {
 /**
  * The head of a response: `status` and `reason` (the standard reason when
  * empty), `fields` (names and values alternating) written as given, each
- * checked but the first `checked` entries (known to be plain), then what this hop adds: the framing (`Content-Length: length` for
- * `"length"`, `Transfer-Encoding: chunked` for `"chunked"`), `Connection:
+ * checked but the first `checked` entries (known to be plain), then what
+ * this hop adds: the framing (`Content-Length: length` for `"length"`,
+ * `Transfer-Encoding: chunked` for `"chunked"`), `Connection:
  * close` when the connection ends after it (`keepAlive` false, or a body
  * delimited by the close), `Connection: keep-alive` for an HTTP/1.0 client
  * that keeps it, and `Date` when missing.
