@@ -56,7 +56,7 @@ instructions() {
     --smc-check=all-non-file "$(command -v deno)" "${cmd[@]}" >/dev/null 2>&1) &
   local pid=$!
   until curl -sf "${headers[@]}" "http://127.0.0.1:$((port + 1))/" >/dev/null 2>&1; do sleep 0.5; done
-  deno run --quiet --allow-net=127.0.0.1 bench/_fixed_load.ts "$((port + 1))" "$n" 16
+  deno run --quiet --allow-net=127.0.0.1 bench/_fixed_load.ts "$((port + 1))" "$n" "${CONCURRENCY:-16}"
   kill -INT "$pid"
   wait "$pid" || true
   awk '/^summary:/ { print $2 }' "$out"

@@ -30,6 +30,7 @@ import {
   RequestRefused,
 } from "./_http1_request_parser.ts";
 import { type BodyFraming, InvalidField, responseHead } from "./_response_head.ts";
+import { writeAll } from "./_write_all.ts";
 
 /** A request as the gateway's handler gets it. */
 export interface GatewayRequest {
@@ -146,16 +147,38 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     }
   }
 
+  // The path of a request is written with as few async functions as it can: on Deno each one
+  // awaited costs about 1,500 instructions (a frame, its promise, its resumption), a `.then` a
+  // fraction of it (`bench/RESULTS.md`, "fewer async frames"). So the loop reads and handles
+  // requests itself, and the steps it awaits return promises without being async.
   async #serve(): Promise<void> {
     try {
       while (!this.#closed) {
-        const head = await this.#readHead();
+        this.#startRequest();
+        let head: RequestHeadInfo | null = null;
+        while ((head = this.#head) === null) {
+          const read = this.#read();
+          const bytes = read instanceof Promise ? await read : read;
+          if (bytes === null) {
+            this.#parser.end(); // throws for a head cut short
+            break;
+          }
+          this.#feed(bytes);
+        }
         if (head === null) break;
         this.#busy = true;
         this.#hooks.requestStarted();
         let keepAlive = false;
         try {
-          keepAlive = await this.#exchange(head);
+          const body = head.framing.kind === "none" ? null : this.#body(head.expectContinue);
+          if (body === null) this.#watch();
+          const reply = await this.#handler(
+            new ConnectionRequest(this, head, body, this.#remoteAddr),
+          );
+          // A request body the handler did not read to its end leaves the connection unusable.
+          const whole = body === null || this.#ended;
+          if (!whole) body?.cancel().catch(() => {});
+          keepAlive = await this.#respond(reply, head, head.keepAlive && whole && !this.#gone);
         } finally {
           this.#busy = false;
           this.#hooks.requestEnded();
@@ -172,8 +195,8 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     }
   }
 
-  /** Reads the next request head; `null` when the client closed between requests. */
-  async #readHead(): Promise<RequestHeadInfo | null> {
+  /** Gets ready to read the next request. */
+  #startRequest(): void {
     this.#head = null;
     this.#chunks = [];
     this.#ended = false;
@@ -181,19 +204,13 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     this.#refused = null;
     this.#abort = null;
     this.#parser.start(this);
-    while (this.#head === null) {
-      const bytes = await this.#read();
-      if (bytes === null) {
-        this.#parser.end(); // throws for a head cut short
-        return null;
-      }
-      this.#feed(bytes);
-    }
-    return this.#head;
   }
 
-  /** The next bytes: those pending, those of the read ahead, or a new read; `null` at the end. */
-  async #read(): Promise<Uint8Array | null> {
+  /**
+   * The next bytes: those pending (in hand), those of the read ahead, or a
+   * new read; `null` at the end (a reset, or closed by us).
+   */
+  #read(): Uint8Array | null | Promise<Uint8Array | null> {
     const pending = this.#pending;
     if (pending !== null) {
       this.#pending = null;
@@ -202,16 +219,13 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     const ahead = this.#ahead;
     if (ahead !== null) {
       this.#ahead = null;
-      return await ahead;
+      return ahead;
     }
-    let n: number | null;
-    try {
-      n = await this.#conn.read(this.#buf);
-    } catch {
-      n = null; // reset, or closed by us
-    }
-    return n === null ? null : this.#buf.subarray(0, n);
+    return this.#conn.read(this.#buf).then(this.#received, this.#readFailed);
   }
+
+  #received = (n: number | null): Uint8Array | null => n === null ? null : this.#buf.subarray(0, n);
+  #readFailed = (): null => null;
 
   /** Parses `bytes`; what follows the end of the request waits for the next one (copied). */
   #feed(bytes: Uint8Array): void {
@@ -237,18 +251,6 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     this.#gone = true;
     this.#abort?.abort(new DOMException("the client went away", "AbortError"));
     return null;
-  }
-
-  /** Handles one request and writes its response; resolves with whether the connection stays. */
-  async #exchange(head: RequestHeadInfo): Promise<boolean> {
-    const body = head.framing.kind === "none" ? null : this.#body(head.expectContinue);
-    if (body === null) this.#watch();
-    const reply = await this.#handler(new ConnectionRequest(this, head, body, this.#remoteAddr));
-    // A request body the handler did not read to its end leaves the connection unusable.
-    const whole = body === null || this.#ended;
-    if (!whole) body?.cancel().catch(() => {});
-    const keepAlive = head.keepAlive && whole && !this.#gone;
-    return await this.#respond(reply, head, keepAlive);
   }
 
   /** The current request's `signal` (see {@linkcode GatewayRequest.signal}). */
@@ -282,7 +284,8 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
         }
         try {
           while (this.#chunks.length === 0 && !this.#ended) {
-            const bytes = await this.#read();
+            const read = this.#read();
+            const bytes = read instanceof Promise ? await read : read;
             if (bytes === null) {
               this.#left();
               this.#parser.end(); // throws: the body was cut short
@@ -304,8 +307,11 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     }, { highWaterMark: 0 });
   }
 
-  /** Writes `reply`; resolves with whether the connection stays open after it. */
-  async #respond(reply: GatewayReply, head: RequestHeadInfo, keepAlive: boolean): Promise<boolean> {
+  /**
+   * Writes `reply`; resolves with whether the connection stays open after
+   * it. Not itself async: a body in hand, or none, is one write.
+   */
+  #respond(reply: GatewayReply, head: RequestHeadInfo, keepAlive: boolean): Promise<boolean> {
     const { body } = reply;
     const noBody = body === null || head.method === "HEAD" || reply.status === 204 ||
       reply.status === 304;
@@ -329,18 +335,28 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     } catch (e) {
       if (!(e instanceof InvalidField)) throw e;
       if (body instanceof ReadableStream) body.cancel().catch(() => {});
-      return await this.#respond(badGateway(), head, false);
+      return this.#respond(badGateway(), head, false);
     }
     if (noBody || body === null) {
       if (body instanceof ReadableStream) body.cancel().catch(() => {});
-      return await this.#writeHead(text, null) && keepAlive;
+      return keptIf(this.#writeHead(text, null), keepAlive);
     }
-    if (body instanceof Uint8Array) return await this.#writeHead(text, body) && keepAlive;
+    if (body instanceof Uint8Array) return keptIf(this.#writeHead(text, body), keepAlive);
+    return this.#stream(text, body, framing === "chunked", keepAlive && framing !== "close");
+  }
+
+  /** Writes a head, then streams `body` after it; resolves as {@linkcode #respond}. */
+  async #stream(
+    text: string,
+    body: ReadableStream<Uint8Array>,
+    chunked: boolean,
+    keepAlive: boolean,
+  ): Promise<boolean> {
     if (!(await this.#writeHead(text, null))) {
       body.cancel().catch(() => {});
       return false;
     }
-    return await this.#pump(body, framing === "chunked") && keepAlive && framing !== "close";
+    return await this.#pump(body, chunked) && keepAlive;
   }
 
   /**
@@ -393,18 +409,14 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   }
 
   /** Writes `bytes` whole; false when the connection failed. */
-  async #write(bytes: Uint8Array): Promise<boolean> {
-    try {
-      // The whole array as it is first: a view of it costs an allocation.
-      for (let at = 0; at < bytes.length;) {
-        at += await this.#conn.write(at === 0 ? bytes : bytes.subarray(at));
-      }
-      return true;
-    } catch {
-      this.#left();
-      return false;
-    }
+  #write(bytes: Uint8Array): Promise<boolean> {
+    return writeAll(this.#conn, bytes).then(written, this.#writeFailed);
   }
+
+  #writeFailed = (): false => {
+    this.#left();
+    return false;
+  };
 
   /** Answers a request the parser refused, then the connection closes. */
   async #refuse(e: RequestRefused): Promise<void> {
@@ -462,6 +474,15 @@ class ConnectionRequest implements GatewayRequest {
 }
 
 const LAST_CHUNK = encoder.encode("0\r\n\r\n");
+
+function written(): true {
+  return true;
+}
+
+/** `written`, and then false when the connection does not stay open. */
+function keptIf(written: Promise<boolean>, keepAlive: boolean): Promise<boolean> {
+  return keepAlive ? written : written.then(() => false);
+}
 const CRLF = encoder.encode("\r\n");
 
 /** The reply of an upstream response that cannot be passed on. */

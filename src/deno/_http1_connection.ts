@@ -14,6 +14,7 @@
  */
 
 import { ResponseParser } from "./_http1_parser.ts";
+import { writeAll } from "./_write_all.ts";
 
 /** Where a pool connects. */
 export interface Origin {
@@ -103,15 +104,23 @@ export class Http1Connection {
   }
 
   /**
-   * The next bytes received, or `null` at the end of the stream: a view of
-   * the connection's buffer, valid until the next read.
+   * Reads the next bytes: resolves with how many were received (then
+   * {@linkcode received} is a view of them, valid until the next read), or
+   * `null` at the end of the stream. Not itself async: the caller awaits the
+   * read itself.
    */
-  async read(): Promise<Uint8Array | null> {
-    let reading = this.#ahead;
-    this.#ahead = null;
-    if (reading === null) this.#last = reading = this.#conn.read(this.#buf);
-    const n = await reading;
-    return n === null ? null : this.#buf.subarray(0, n);
+  read(): Promise<number | null> {
+    const ahead = this.#ahead;
+    if (ahead !== null) {
+      this.#ahead = null;
+      return ahead;
+    }
+    return this.#last = this.#conn.read(this.#buf);
+  }
+
+  /** The `n` bytes the last read received. */
+  received(n: number): Uint8Array {
+    return this.#buf.subarray(0, n);
   }
 
   /** Reads into a larger buffer from now on, until the connection idles again. */
@@ -121,15 +130,12 @@ export class Http1Connection {
 
   /** Writes a request head (a byte string) whole. */
   writeHead(text: string): Promise<void> {
-    return this.write(latin1Bytes(text, this.#out));
+    return writeAll(this.#conn, latin1Bytes(text, this.#out));
   }
 
   /** Writes `bytes` whole. */
-  async write(bytes: Uint8Array): Promise<void> {
-    // The whole array as it is first: a view of it costs an allocation.
-    for (let at = 0; at < bytes.length;) {
-      at += await this.#conn.write(at === 0 ? bytes : bytes.subarray(at));
-    }
+  write(bytes: Uint8Array): Promise<void> {
+    return writeAll(this.#conn, bytes);
   }
 
   /** Whether a read watches it while idle. */

@@ -137,19 +137,19 @@ class Exchange implements ResponseEvents {
       }
       if (this.#req.body !== null) this.#writeBody(this.#req.body);
       while (this.#head === null) {
-        let bytes: Uint8Array | null;
+        let n: number | null;
         try {
-          bytes = await conn.read();
+          n = await conn.read();
         } catch (e) {
           if (this.#received === 0) throw new NoResponse(true, e);
           throw e;
         }
-        if (bytes === null) {
+        if (n === null) {
           if (this.#received === 0) throw new NoResponse(true, null);
           conn.parser.end(); // throws: the head had not ended
         } else {
-          this.#received += bytes.length;
-          conn.parser.feed(bytes);
+          this.#received += n;
+          conn.parser.feed(conn.received(n));
         }
       }
       return this.#reply(this.#head);
@@ -201,10 +201,10 @@ class Exchange implements ResponseEvents {
     const conn = this.#conn;
     try {
       while (this.#chunks.length === 0 && !this.#ended) {
-        const bytes = await conn.read();
+        const n = await conn.read();
         // The end of the connection ends a close-delimited body; any other, it leaves short.
-        if (bytes === null) conn.parser.end();
-        else conn.parser.feed(bytes);
+        if (n === null) conn.parser.end();
+        else conn.parser.feed(conn.received(n));
       }
     } catch (e) {
       this.#fail();

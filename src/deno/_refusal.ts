@@ -7,6 +7,7 @@
  */
 
 import type { Clock } from "../fairqueuing/clock.ts";
+import { writeAll } from "./_write_all.ts";
 
 const BODY = "Too many connections: try again later.\n";
 
@@ -34,10 +35,7 @@ const MAX_DISCARD_BYTES = 64 * 1024;
 export async function refuse(conn: Deno.Conn, clock: Clock, lingerMs: number): Promise<void> {
   const timer = lingerMs > 0 ? clock.setTimer(lingerMs, () => closeQuietly(conn)) : null;
   try {
-    for (let at = 0; at < REFUSAL.length;) {
-      const n = await conn.write(REFUSAL.subarray(at));
-      at += n;
-    }
+    await writeAll(conn, REFUSAL);
     if (timer === null) return;
     await conn.closeWrite();
     const buf = new Uint8Array(4096);

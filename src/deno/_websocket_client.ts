@@ -40,7 +40,8 @@ import {
   upgradeRequest,
 } from "./_websocket_handshake.ts";
 import { decodeText, MessageAssembler } from "./_websocket_messages.ts";
-import { FrameWriter, writeAll } from "./_websocket_writer.ts";
+import { FrameWriter } from "./_websocket_writer.ts";
+import { writeAll } from "./_write_all.ts";
 
 const CONNECTING = 0;
 const OPEN = 1;

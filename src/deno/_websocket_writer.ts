@@ -7,14 +7,7 @@
  * @module
  */
 
-/** Writes all of `bytes` to `conn`: a write may take only part of them. */
-export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.length;) {
-    const n = await conn.write(bytes.subarray(at));
-    if (!(n > 0)) throw new Error(`write returned ${n}`);
-    at += n;
-  }
-}
+import { writeAll } from "./_write_all.ts";
 
 /** Frames to one connection, in order; `onError` is told once when a write fails. */
 export class FrameWriter {
