@@ -11,7 +11,7 @@
  * @module
  */
 
-import { TOKEN } from "./_field_syntax.ts";
+import { isToken } from "./_field_syntax.ts";
 import { CheckedFields } from "./_http1_request.ts";
 import { sameName } from "../_shared/field_names.ts";
 
@@ -73,7 +73,7 @@ function addHopByHop(drop: Set<string> | null, name: string, value: string): Set
     for (const listed of value.split(",")) {
       const trimmed = listed.trim();
       // A malformed token cannot name a header we could hold: skip it.
-      if (TOKEN.test(trimmed)) out.add(trimmed.toLowerCase());
+      if (isToken(trimmed)) out.add(trimmed.toLowerCase());
     }
   }
   return out;
@@ -101,7 +101,7 @@ function connectionListed(fields: readonly string[]): Set<string> | null | undef
     for (const option of value.split(",")) {
       const trimmed = option.trim();
       // A malformed token cannot name a header we could hold: skip it.
-      if (!TOKEN.test(trimmed)) continue;
+      if (!isToken(trimmed)) continue;
       const lower = trimmed.toLowerCase();
       if (!HOP_BY_HOP.has(lower)) (listed ??= new Set()).add(lower);
     }

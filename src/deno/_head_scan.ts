@@ -19,12 +19,7 @@
  * @module
  */
 
-/** 1 for the bytes of a token (RFC 9110 §5.6.2), else 0. */
-const TCHAR = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~") TCHAR[c.charCodeAt(0)] = 1;
-for (let c = 0x30; c <= 0x39; c++) TCHAR[c] = 1;
-for (let c = 0x41; c <= 0x5a; c++) TCHAR[c] = 1;
-for (let c = 0x61; c <= 0x7a; c++) TCHAR[c] = 1;
+import { TCHAR } from "./_field_syntax.ts";
 
 /** Decodes ASCII natively (UTF-8 and Latin-1 agree on it); the line steps' too. */
 export const ascii = new TextDecoder("utf-8", { ignoreBOM: true });

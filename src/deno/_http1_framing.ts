@@ -11,6 +11,8 @@
  * @module
  */
 
+import { isDigits } from "./_field_syntax.ts";
+
 /** How a response's body is delimited, or why it cannot be read safely. */
 export type ResponseFraming =
   /** An interim (1xx) response: skipped, the final one follows (RFC 9110 §15.2). */
@@ -43,9 +45,6 @@ const CHUNKED: ResponseFraming = { kind: "chunked" };
 const CLOSE: ResponseFraming = { kind: "close" };
 
 const invalid = (reason: string): ResponseFraming => ({ kind: "invalid", reason });
-
-/** 1*DIGIT (RFC 9110 §8.6), the only form of a Content-Length value we accept. */
-const DIGITS = /^[0-9]+$/;
 
 /**
  * The framing of a response, in the order of RFC 9112 §6.3. The fields it
@@ -106,8 +105,9 @@ export function responseFraming(head: ResponseHead): ResponseFraming {
 /** The length the Content-Length lines agree on, or NaN. */
 function lengthOf(values: readonly string[]): number {
   let length = NaN;
+  // 1*DIGIT (RFC 9110 §8.6), the only form of a Content-Length value we accept.
   for (const value of values) {
-    const n = DIGITS.test(value) ? Number(value) : NaN;
+    const n = isDigits(value) ? Number(value) : NaN;
     if (!(n <= Number.MAX_SAFE_INTEGER) || (length >= 0 && n !== length)) return NaN;
     length = n;
   }
@@ -180,7 +180,7 @@ export function keepAliveTimeoutMs(value: string): number | null {
     const eq = param.indexOf("=");
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== "timeout") continue;
     const seconds = param.slice(eq + 1).trim();
-    return DIGITS.test(seconds) ? Number(seconds) * 1000 : null;
+    return isDigits(seconds) ? Number(seconds) * 1000 : null;
   }
   return null;
 }

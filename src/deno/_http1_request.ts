@@ -6,12 +6,10 @@
  * @module
  */
 
-import { BREAKS_LINE, TOKEN } from "./_field_syntax.ts";
+import { BREAKS_LINE, isToken, onlyOf, VCHAR } from "./_field_syntax.ts";
 import type { Http1Connection } from "./_http1_connection.ts";
 import { requestFraming } from "./_http1_framing.ts";
 
-/** An origin-form target (RFC 9112 §3.2.1), as sent: visible ASCII only. */
-const ORIGIN_FORM = /^\/[\x21-\x7e]*$/;
 /** A character no byte string holds (field values are Latin-1, RFC 9110 §5.5). */
 const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
@@ -60,10 +58,11 @@ export function encodeHead(
   headers: readonly (readonly [string, string])[] | CheckedFields,
   hasBody: boolean,
 ): RequestHead {
-  if (!TOKEN.test(method) || method === "CONNECT") {
+  if (!isToken(method) || method === "CONNECT") {
     throw new TypeError(`Cannot send the request: method ${JSON.stringify(method)}`);
   }
-  if (!ORIGIN_FORM.test(target)) {
+  // An origin-form target (RFC 9112 §3.2.1), as sent: visible ASCII only.
+  if (target.charCodeAt(0) !== 0x2f || !onlyOf(VCHAR, target, 1)) {
     throw new TypeError(`Cannot send the request: target ${JSON.stringify(target)}`);
   }
   let head = `${method} ${target} HTTP/1.1\r\nhost: ${host}\r\n`;
@@ -77,7 +76,7 @@ export function encodeHead(
     }
   } else {
     for (const [name, value] of headers) {
-      if (!TOKEN.test(name) || BREAKS_LINE.test(value) || BEYOND_LATIN1.test(value)) {
+      if (!isToken(name) || BREAKS_LINE.test(value) || BEYOND_LATIN1.test(value)) {
         throw new TypeError(`Cannot send the request: header ${JSON.stringify(name)}`);
       }
       const lower = name.toLowerCase();

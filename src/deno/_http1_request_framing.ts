@@ -18,6 +18,8 @@
  * @module
  */
 
+import { charSet, isDigits, onlyOf } from "./_field_syntax.ts";
+
 /** How a request's body is delimited (RFC 9112 §6.3 items 4-7 for requests). */
 export type RequestBodyFraming =
   /** No body (neither Transfer-Encoding nor Content-Length, RFC 9112 §6.3 item 7). */
@@ -80,14 +82,17 @@ export interface RequestHeadInfo {
  * What a request-target may hold: visible ASCII (RFC 9112 §3.2), and no
  * `#` (a fragment is never sent, RFC 9110 §7.1).
  */
-const TARGET = /^[\x21\x22\x24-\x7e]+$/;
+const TARGET = charSet(/^[\x21\x22\x24-\x7e]$/);
 /**
  * A Host value or an authority without userinfo (RFC 9110 §7.2, RFC 3986
  * §3.2.2): reg-name, IPv4 or IP-literal characters, and a port.
  */
-const HOST = /^[0-9A-Za-z\-._~%!$&'()*+,;=:\[\]]*$/;
-/** 1*DIGIT (RFC 9110 §8.6), the only form of a Content-Length element. */
-const DIGITS = /^[0-9]+$/;
+const HOST = charSet(/^[0-9A-Za-z\-._~%!$&'()*+,;=:\[\]]$/);
+
+/** Whether `target` is made of {@linkcode TARGET}'s characters (one at least). */
+function isTarget(target: string): boolean {
+  return target.length > 0 && onlyOf(TARGET, target);
+}
 
 const NONE: RequestBodyFraming = { kind: "none" };
 const CHUNKED: RequestBodyFraming = { kind: "chunked" };
@@ -146,7 +151,8 @@ export function requestBodyFraming(
   // RFC 9112 §6.3 item 5: a list whose elements are all the same valid value is that value.
   let length = -1;
   for (const element of lengths) {
-    const n = DIGITS.test(element) ? Number(element) : NaN;
+    // 1*DIGIT (RFC 9110 §8.6), the only form of a Content-Length element.
+    const n = isDigits(element) ? Number(element) : NaN;
     if (!(n <= Number.MAX_SAFE_INTEGER) || (length >= 0 && n !== length)) {
       throw new RequestRefused(400, `Content-Length ${JSON.stringify(lengths.join(", "))}`);
     }
@@ -199,12 +205,12 @@ export function requestTarget(
   target: string,
 ): { readonly path: string; readonly authority: string | null } {
   const first = target.charCodeAt(0);
-  if (first === 0x2f /* / */ && TARGET.test(target)) return { path: target, authority: null };
+  if (first === 0x2f /* / */ && isTarget(target)) return { path: target, authority: null };
   // RFC 9112 §3.2.4's asterisk-form (a server-wide OPTIONS) is refused, as nginx refuses it: a
   // reverse proxy forwards to resources of its upstream, and `*` names none.
   // RFC 9112 §3.2.2: the absolute-form, which a server MUST accept.
   const scheme = target.indexOf("://");
-  if ((scheme === 4 || scheme === 5) && TARGET.test(target)) {
+  if ((scheme === 4 || scheme === 5) && isTarget(target)) {
     const name = target.slice(0, scheme).toLowerCase();
     if (name === "http" || name === "https") {
       const start = scheme + 3;
@@ -216,7 +222,7 @@ export function requestTarget(
       }
       const authority = target.slice(start, end);
       // RFC 9110 §4.2.4: userinfo is to be treated as an error (HOST has no `@`).
-      if (authority !== "" && HOST.test(authority)) {
+      if (authority !== "" && onlyOf(HOST, authority)) {
         const rest = target.slice(end);
         const path = rest === "" ? "/" : rest.charCodeAt(0) === 0x3f ? `/${rest}` : rest;
         return { path, authority };
@@ -243,7 +249,7 @@ export function requestHead(
   if (method === "CONNECT") throw new RequestRefused(400, "CONNECT (a tunnel) is not served");
   let path = target, authority: string | null = null;
   // The common case, origin-form, without the allocation of requestTarget's answer.
-  if (target.charCodeAt(0) !== 0x2f || !TARGET.test(target)) {
+  if (target.charCodeAt(0) !== 0x2f || !isTarget(target)) {
     ({ path, authority } = requestTarget(target));
   }
   let host: string | null = null;
@@ -269,7 +275,7 @@ export function requestHead(
   // more than one Host header field line or a Host header field with an invalid field value."
   if (hosts > 1) throw new RequestRefused(400, "more than one Host field");
   if (hosts === 0 && versionMinor === 1) throw new RequestRefused(400, "no Host field");
-  if (host !== null && !HOST.test(host)) {
+  if (host !== null && !onlyOf(HOST, host)) {
     throw new RequestRefused(400, `invalid Host ${JSON.stringify(host.slice(0, 80))}`);
   }
   const framing = requestBodyFraming(versionMinor, fields);

@@ -62,7 +62,7 @@ import {
   type RequestHeadInfo,
   RequestRefused,
 } from "./_http1_request_framing.ts";
-import { TOKEN } from "./_field_syntax.ts";
+import { isToken } from "./_field_syntax.ts";
 
 export { HEAD_LIMIT, RequestRefused };
 export type { RequestBodyFraming, RequestHeadInfo };
@@ -266,7 +266,7 @@ function requestLineOf(p: RequestState, line: string): void {
   }
   if (major !== 1) throw new RequestRefused(505, `HTTP/${major}.${minor} request`);
   const method = line.slice(0, sp1);
-  if (!TOKEN.test(method)) throw invalidLine(line);
+  if (!isToken(method)) throw invalidLine(line);
   p.reqMethod = method;
   p.reqTarget = line.slice(sp1 + 1, sp2);
   // RFC 9110 §6.2: a higher minor version of HTTP/1 is read as the highest we implement.
@@ -288,7 +288,7 @@ const invalidLine = (line: string) =>
 function parseHeader(line: string, headers: string[]): void {
   const colon = line.indexOf(":");
   const name = colon < 0 ? line : line.slice(0, colon);
-  if (colon <= 0 || !TOKEN.test(name)) throw notAField(line);
+  if (colon <= 0 || !isToken(name)) throw notAField(line);
   const value = trimmed(line, colon + 1);
   if (value.indexOf("\r") >= 0 || value.indexOf("\0") >= 0) {
     throw new RequestRefused(400, `a CR or NUL in the value of ${name}`);

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { BREAKS_LINE, TOKEN } from "./_field_syntax.ts";
+import { BREAKS_LINE, isToken } from "./_field_syntax.ts";
 
 /** How the body follows the head. */
 export type BodyFraming =
@@ -93,7 +93,7 @@ export function responseHead(
   let dated = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!, value = fields[i + 1]!;
-    if (i >= checked && (!TOKEN.test(name) || BREAKS_LINE.test(value))) {
+    if (i >= checked && (!isToken(name) || BREAKS_LINE.test(value))) {
       throw new InvalidField(`field ${JSON.stringify(name.slice(0, 40))}`);
     }
     if (name.length === 4 && name.toLowerCase() === "date") dated = true;
