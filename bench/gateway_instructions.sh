@@ -9,6 +9,8 @@
 # floors of bench/gateway_floor_server.ts (a raw socket relay; the server and client without APF).
 #
 # Usage: bench/gateway_instructions.sh [n1=1000] [n2=11000] (fewer keep some of the JIT's warm-up)
+# (CONCURRENCY=64: 64 requests at a time instead of 16; under valgrind the gateway is so slow that
+# they are all in flight, and beyond the 56 seats of global-default some of them wait in queues.)
 # Needs valgrind (apt-get install valgrind) and nginx (nginx-light); says so and stops without.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -93,7 +93,8 @@ export function scanHead(
     count++;
     at = lf + 1;
   }
-  const text = ascii.decode(bytes.subarray(start, at));
+  // A request without a body is usually the whole input: no view of it to make.
+  const text = ascii.decode(start === 0 && at === bytes.length ? bytes : bytes.subarray(start, at));
   for (let i = 0; i < count * 4; i += 4) {
     fields.push(text.slice(spans[i]!, spans[i + 1]!), text.slice(spans[i + 2]!, spans[i + 3]!));
   }
