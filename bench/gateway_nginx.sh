@@ -5,7 +5,8 @@
 # configuration, nothing waiting: wrk sends X-Remote-User alice of system:authenticated, so every
 # request is classified to global-default), started with the apf task's flags. Every server is
 # started first and warmed up, unpinned; then interleaved rounds run every variant at 16 and at 64
-# connections with wrk pinned to core 1. Prints one TSV line per measurement, then medians and the
+# connections with wrk pinned to core 1. Prints one TSV line per measurement (with the CPU time,
+# user and system, that the server under test spent per request), then medians and the
 # paired ratio to nginx at the same connections (bench/gateway_nginx_summary.ts).
 #
 # nginx comes from Debian (nginx-light): installed with apt-get where missing and allowed; where it
@@ -68,7 +69,7 @@ EOF
 }
 
 up_port=$base_port
-declare -A port
+declare -A port server
 if [ -x "$nginx_bin" ]; then
   nginx_with upstream "server { listen 127.0.0.1:$up_port; keepalive_requests 100000;
     location / { default_type text/plain; return 200 \"hello\"; } }"
@@ -115,19 +116,32 @@ for v in "${variants[@]}"; do
     ;;
   *) echo "unknown variant $v" >&2 && exit 2 ;;
   esac
+  server[$v]=${pids[-1]}
 done
 for v in "${variants[@]}"; do
   until curl -sf "${headers[@]}" "http://127.0.0.1:${port[$v]}/" >/dev/null; do sleep 0.2; done
   taskset -c 1 wrk -t1 -c64 -d3s "${headers[@]}" "http://127.0.0.1:${port[$v]}/" >/dev/null
+  # nginx's requests are served by its worker, the master's child.
+  [ "$v" = nginx ] && server[$v]=$(pgrep -P "${server[$v]}" | head -1)
 done
 
-echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us\tnon2xx" | tee "$out"
+# The CPU time (user and system, in clock ticks) the server of variant $1 used so far.
+cpu_ticks() { awk '{ print $14, $15 }' "/proc/${server[$1]}/stat" 2>/dev/null || echo "0 0"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+
+echo -e "round\tvariant\treq_per_s\tp50_us\tp99_us\tnon2xx\tuser_us\tsys_us" | tee "$out"
 for r in $(seq 1 "$rounds"); do
   for conns in 16 64; do
     for v in "${variants[@]}"; do
-      taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "${headers[@]}" \
-        "http://127.0.0.1:${port[$v]}/" |
-        awk -v r="$r" -v v="$v@$conns" -f bench/_wrk_line.awk | tee -a "$out"
+      read -r u0 s0 <<<"$(cpu_ticks "$v")"
+      result=$(taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" --latency "${headers[@]}" \
+        "http://127.0.0.1:${port[$v]}/")
+      read -r u1 s1 <<<"$(cpu_ticks "$v")"
+      requests=$(awk '/ requests in / { print $1 }' <<<"$result")
+      # The server's CPU time per request, user and system, in µs.
+      cpu="$(((u1 - u0) * tick_us / ${requests:-1}))\t$(((s1 - s0) * tick_us / ${requests:-1}))"
+      echo -e "$(awk -v r="$r" -v v="$v@$conns" -f bench/_wrk_line.awk <<<"$result")\t$cpu" |
+        tee -a "$out"
     done
   done
 done

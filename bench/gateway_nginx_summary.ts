@@ -2,7 +2,8 @@
  * Summarizes bench/gateway_nginx.sh's TSV: per variant `<name>@<connections>`
  * the median req/s, p50 and p99 over the rounds, and the paired ratio to
  * nginx at the same connections: the median over the rounds of each
- * round's ratio, steadier on a noisy machine than the ratio of the medians.
+ * round's ratio, steadier on a noisy machine than the ratio of the medians;
+ * and the median CPU time the server spent per request, user and system.
  *
  * Run: `deno run --allow-read bench/gateway_nginx_summary.ts results.tsv`.
  *
@@ -29,9 +30,11 @@ function vsNginx(v: string): number {
 
 const n = (x: number) => Math.round(x).toLocaleString("en");
 console.log(
-  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs nginx (paired) | non-2xx |",
+  "| variant | req/s (median) | req/s (min–max) | p50 | p99 | vs nginx (paired) | non-2xx | CPU µs per request (user + system) |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+const cpu = (e: { user: number[]; sys: number[] }) =>
+  e.user.length === 0 ? "–" : `${n(median(e.user))} + ${n(median(e.sys))}`;
 for (const [v, e] of [...byVariant].sort(([a], [b]) => a.localeCompare(b))) {
   const ratio = vsNginx(v);
   console.log(
@@ -39,6 +42,6 @@ for (const [v, e] of [...byVariant].sort(([a], [b]) => a.localeCompare(b))) {
       n(median(e.p50))
     } µs | ${n(median(e.p99))} µs | ${
       Number.isNaN(ratio) ? "–" : `${ratio.toFixed(2)}x`
-    } | ${e.bad} |`,
+    } | ${e.bad} | ${cpu(e)} |`,
   );
 }
