@@ -888,6 +888,7 @@ export class QueueSet {
       this.#releaseSeats(r);
     }
     this.#dispatchAsMuchAsPossible();
+    this.#disarmWhenIdle();
     this.#afterOperation();
     return true;
   }
@@ -941,13 +942,26 @@ export class QueueSet {
   #stopWaiting(r: Req): void {
     if (r.heapIndex >= 0) {
       this.#due.delete(r);
-      if (this.#due.size === 0 && this.#timer !== null) {
-        this.#timer.cancel();
-        this.#timer = null;
-        this.#timerAt = Infinity;
-      }
+      this.#disarmWhenIdle();
     }
     this.#signals.unwatch(r);
+  }
+
+  /**
+   * Stops the timer once nothing is due and nothing executes. While
+   * requests execute, a timer left armed with nothing due fires once for
+   * nothing; stopping it each time the last waiting request leaves costs a
+   * timer's start and stop per wait instead (about 4.5 µs on Deno, whose
+   * `setTimeout` makes a Node.js `Timeout`), and a busy level's queues
+   * empty and fill again many times a second. An idle queue set holds no
+   * timer: nothing keeps the process alive for it.
+   */
+  #disarmWhenIdle(): void {
+    if (this.#timer !== null && this.#due.size === 0 && this.#totExecuting === 0) {
+      this.#timer.cancel();
+      this.#timer = null;
+      this.#timerAt = Infinity;
+    }
   }
 
   // ---- timers -----------------------------------------------------------

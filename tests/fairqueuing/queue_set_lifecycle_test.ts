@@ -309,7 +309,7 @@ Deno.test("a level switched to exempt runs everything waiting at once", () => {
   assert.equal(qs.isIdle, true);
 });
 
-Deno.test("timers are shared: many deadlines keep one clock timer, none after they are gone", () => {
+Deno.test("timers are shared: many deadlines keep one clock timer, none once the set is idle", () => {
   const { qs, clock } = makeSet(queuing(1, 4, 1000, 1));
   const running = qs.startRequest({ hash: 0n });
   const waiters = Array.from(
@@ -320,8 +320,32 @@ Deno.test("timers are shared: many deadlines keep one clock timer, none after th
   clock.advance(1049.5);
   assert.equal(waiters.filter((r) => r.decision === "time-out").length, 50);
   for (const r of waiters) r.cancel();
+  // A request still executes: the timer stays (it fires for nothing), so that a level whose
+  // queues empty and fill again does not start and stop a timer each time.
+  assert.equal(clock.pendingTimers, 1);
+  running.finish();
+  assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("a timer left armed while requests execute times a later waiter out at its own due time", () => {
+  const { qs, clock } = makeSet(queuing(1, 4, 1000, 1));
+  const running = qs.startRequest({ hash: 0n });
+  qs.startRequest({ hash: 1n, waitLimitMs: 100 }).cancel();
+  assert.equal(clock.pendingTimers, 1, "armed for 100 ms, nothing due");
+  clock.advance(50);
+  const later = qs.startRequest({ hash: 2n, waitLimitMs: 100 });
+  clock.advance(60); // the timer fires at 100 ms, for nothing, and is armed for 150 ms
+  assert.equal(later.decision, null);
+  assert.equal(clock.pendingTimers, 1);
+  clock.advance(39);
+  assert.equal(later.decision, null);
+  clock.advance(1);
+  assert.equal(later.decision, "time-out");
+  // It fired for the last one due, and nothing is due after it.
   assert.equal(clock.pendingTimers, 0);
   running.finish();
+  assert.equal(clock.pendingTimers, 0);
+  assert.equal(qs.isIdle, true);
 });
 
 Deno.test("a hash given as 32-bit halves deals the same queues as the bigint", () => {
