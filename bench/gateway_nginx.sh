@@ -2,8 +2,10 @@
 # `apf serve` against nginx as a reverse proxy, side by side in one run: the same upstream (an
 # nginx of its own answering "hello", one worker), in front of it nginx (one worker, keep-alive to
 # the upstream, limit_conn) and `apf serve` with each upstream client (`http1`, `fetch`; built-in
-# configuration, nothing waiting: wrk sends X-Remote-User alice of system:authenticated, so every
-# request is classified to global-default), started with the apf task's flags. Every server is
+# configuration: wrk sends X-Remote-User alice of system:authenticated, so every request is
+# classified to global-default, whose 56 seats (49 and what it borrows) leave nothing waiting at 16
+# connections and about a quarter of the requests waiting a moment at 64), started with the apf
+# task's flags. Every server is
 # started first and warmed up, unpinned; then interleaved rounds run every variant at 16 and at 64
 # connections with wrk pinned to core 1. Prints one TSV line per measurement (with the CPU time,
 # user and system, that the server under test spent per request), then medians and the
