@@ -149,7 +149,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
 
   // The path of a request is written with as few async functions as it can: on Deno each one
   // awaited costs about 1,500 instructions (a frame, its promise, its resumption), a `.then` a
-  // fraction of it (`bench/RESULTS.md`, "fewer async frames"). So the loop reads and handles
+  // fraction of it (`bench/RESULTS.md`, "fewer async functions"). So the loop reads and handles
   // requests itself, and the steps it awaits return promises without being async.
   async #serve(): Promise<void> {
     try {

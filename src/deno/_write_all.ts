@@ -2,7 +2,7 @@
  * Writing bytes whole to a connection: a write may take only part of them.
  * The usual write takes every byte at once, so the common case makes no
  * async function (on Deno each one awaited costs about 1,500 instructions,
- * a `.then` a fraction of it: `bench/RESULTS.md`, "fewer async frames").
+ * a `.then` a fraction of it: `bench/RESULTS.md`, "fewer async functions").
  *
  * @module
  */
