@@ -30,6 +30,7 @@ import {
   RequestRefused,
 } from "./_http1_request_parser.ts";
 import { type BodyFraming, InvalidField, responseHead } from "./_response_head.ts";
+import { type Socket, socketOf } from "./_socket.ts";
 import { writeAll } from "./_write_all.ts";
 
 /** A request as the gateway's handler gets it. */
@@ -90,6 +91,8 @@ export function gatewayDriver(handler: GatewayHandler): ConnectionDriver {
 class GatewayConnection implements ConnectionServer, RequestEvents {
   readonly finished: Promise<void>;
   #conn: Deno.TcpConn;
+  /** Its reads and writes. */
+  #socket: Socket;
   #handler: GatewayHandler;
   #hooks: ConnectionHooks;
   #parser = new RequestParser();
@@ -113,6 +116,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
 
   constructor(conn: Deno.TcpConn, handler: GatewayHandler, hooks: ConnectionHooks) {
     this.#conn = conn;
+    this.#socket = socketOf(conn);
     this.#remoteAddr = conn.remoteAddr;
     this.#handler = handler;
     this.#hooks = hooks;
@@ -221,10 +225,10 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
       this.#ahead = null;
       return ahead;
     }
-    return this.#conn.read(this.#buf).then(this.#received, this.#readFailed);
+    return this.#socket.read(this.#buf).then(this.#received, this.#readFailed);
   }
 
-  #received = (n: number | null): Uint8Array | null => n === null ? null : this.#buf.subarray(0, n);
+  #received = (n: number): Uint8Array | null => n === 0 ? null : this.#buf.subarray(0, n);
   #readFailed = (): null => null;
 
   /** Parses `bytes`; what follows the end of the request waits for the next one (copied). */
@@ -240,11 +244,10 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
    */
   #watch(): void {
     if (this.#pending !== null || this.#ahead !== null || this.#closed) return;
-    this.#ahead = this.#conn.read(this.#buf).then(this.#readAhead, this.#readAheadFailed);
+    this.#ahead = this.#socket.read(this.#buf).then(this.#readAhead, this.#readAheadFailed);
   }
 
-  #readAhead = (n: number | null): Uint8Array | null =>
-    n === null ? this.#left() : this.#buf.subarray(0, n);
+  #readAhead = (n: number): Uint8Array | null => n === 0 ? this.#left() : this.#buf.subarray(0, n);
   #readAheadFailed = (): null => this.#left();
 
   #left(): null {
@@ -410,7 +413,7 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
 
   /** Writes `bytes` whole; false when the connection failed. */
   #write(bytes: Uint8Array): Promise<boolean> {
-    return writeAll(this.#conn, bytes).then(written, this.#writeFailed);
+    return writeAll(this.#socket, bytes).then(written, this.#writeFailed);
   }
 
   #writeFailed = (): false => {

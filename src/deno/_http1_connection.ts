@@ -14,6 +14,7 @@
  */
 
 import { ResponseParser } from "./_http1_parser.ts";
+import { type Socket, socketOf } from "./_socket.ts";
 import { writeAll } from "./_write_all.ts";
 
 /** Where a pool connects. */
@@ -82,12 +83,14 @@ export class Http1Connection {
   idleSince = 0;
   expiresAt = 0;
   #conn: Deno.Conn;
+  /** Its reads and writes. */
+  #socket: Socket;
   #head = new Uint8Array(HEAD_BUFFER);
   /** Where request heads are encoded (one exchange at a time, each awaiting its write). */
   #out = new Uint8Array(OUT_BUFFER);
   #buf: Uint8Array = this.#head;
   /** The read started while idle, for the next exchange. */
-  #ahead: Promise<number | null> | null = null;
+  #ahead: Promise<number> | null = null;
   /** The last read started: settles once the socket is done with {@linkcode #buf}. */
   #last: Promise<unknown> = Promise.resolve();
   /** Called if the read ahead ends while still idle. */
@@ -96,6 +99,7 @@ export class Http1Connection {
 
   constructor(conn: Deno.Conn) {
     this.#conn = conn;
+    this.#socket = socketOf(conn);
   }
 
   /** Whether it was closed (by us, or found closed by the upstream). */
@@ -105,17 +109,17 @@ export class Http1Connection {
 
   /**
    * Reads the next bytes: resolves with how many were received (then
-   * {@linkcode received} is a view of them, valid until the next read), or
-   * `null` at the end of the stream. Not itself async: the caller awaits the
-   * read itself.
+   * {@linkcode received} is a view of them, valid until the next read), 0
+   * at the end of the stream. Not itself async: the caller awaits the read
+   * itself.
    */
-  read(): Promise<number | null> {
+  read(): Promise<number> {
     const ahead = this.#ahead;
     if (ahead !== null) {
       this.#ahead = null;
       return ahead;
     }
-    return this.#last = this.#conn.read(this.#buf);
+    return this.#last = this.#socket.read(this.#buf);
   }
 
   /** The `n` bytes the last read received. */
@@ -130,12 +134,12 @@ export class Http1Connection {
 
   /** Writes a request head (a byte string) whole. */
   writeHead(text: string): Promise<void> {
-    return writeAll(this.#conn, latin1Bytes(text, this.#out));
+    return writeAll(this.#socket, latin1Bytes(text, this.#out));
   }
 
   /** Writes `bytes` whole. */
   write(bytes: Uint8Array): Promise<void> {
-    return writeAll(this.#conn, bytes);
+    return writeAll(this.#socket, bytes);
   }
 
   /** Whether a read watches it while idle. */
@@ -155,7 +159,7 @@ export class Http1Connection {
    */
   watch(gone: () => void): void {
     this.#gone = gone;
-    const ahead = this.#conn.read(this.#buf);
+    const ahead = this.#socket.read(this.#buf);
     this.#ahead = ahead;
     this.#last = ahead;
     const ended = () => {

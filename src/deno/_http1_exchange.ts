@@ -137,14 +137,14 @@ class Exchange implements ResponseEvents {
       }
       if (this.#req.body !== null) this.#writeBody(this.#req.body);
       while (this.#head === null) {
-        let n: number | null;
+        let n: number;
         try {
           n = await conn.read();
         } catch (e) {
           if (this.#received === 0) throw new NoResponse(true, e);
           throw e;
         }
-        if (n === null) {
+        if (n === 0) {
           if (this.#received === 0) throw new NoResponse(true, null);
           conn.parser.end(); // throws: the head had not ended
         } else {
@@ -203,7 +203,7 @@ class Exchange implements ResponseEvents {
       while (this.#chunks.length === 0 && !this.#ended) {
         const n = await conn.read();
         // The end of the connection ends a close-delimited body; any other, it leaves short.
-        if (n === null) conn.parser.end();
+        if (n === 0) conn.parser.end();
         else conn.parser.feed(conn.received(n));
       }
     } catch (e) {

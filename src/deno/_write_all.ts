@@ -7,14 +7,20 @@
  * @module
  */
 
+/** What can be written to: a connection, or its {@linkcode Socket}. */
+export interface Writer {
+  /** Writes some of `bytes`: resolves with how many were written. */
+  write(bytes: Uint8Array): Promise<number>;
+}
+
 /** Writes all of `bytes` to `conn`; rejects with the connection's error. */
-export function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+export function writeAll(conn: Writer, bytes: Uint8Array): Promise<void> {
   return conn.write(bytes).then((n) => {
     if (n !== bytes.length) return writeRest(conn, bytes, n);
   });
 }
 
-async function writeRest(conn: Deno.Conn, bytes: Uint8Array, at: number): Promise<void> {
+async function writeRest(conn: Writer, bytes: Uint8Array, at: number): Promise<void> {
   for (;;) {
     if (!(at > 0)) throw new Error(`write returned ${at}`);
     if (at >= bytes.length) return;
