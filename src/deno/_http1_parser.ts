@@ -25,7 +25,11 @@
  * (the usual one) is read by the status line's step in one pass over its
  * bytes (`_head_scan.ts`), and its fields are then known to be a token name
  * and a value of visible ASCII ({@linkcode ParsedHead.plain}); anything
- * else goes through the line steps, which decide every refusal.
+ * else goes through the line steps, which decide every refusal. A response
+ * that came whole in its first read (that head, and all of a body framed by
+ * its length, or none) is read without the parser's state machine at all,
+ * by the same steps (`bench/RESULTS.md`, "requests and responses read
+ * whole").
  *
  * @module
  */
@@ -39,11 +43,14 @@ import {
 } from "./_http1_framing.ts";
 import {
   type BodyFraming,
+  copyBody,
   HEAD_LIMIT,
   InvalidResponse,
   type ParserState,
+  statusLine,
   strictParser,
 } from "./_http1_parser_steps.ts";
+import { scanHead } from "./_head_scan.ts";
 
 export { HEAD_LIMIT, InvalidResponse };
 
@@ -89,6 +96,8 @@ export class ResponseParser {
   #interim = false;
   #complete = false;
   #leftover = 0;
+  /** Nothing of the current response was fed yet. */
+  #fresh = false;
 
   constructor() {
     const p = strictParser();
@@ -113,6 +122,7 @@ export class ResponseParser {
     this.#interim = false;
     this.#complete = false;
     this.#leftover = 0;
+    this.#fresh = true;
   }
 
   /** Whether the response has ended. */
@@ -131,6 +141,10 @@ export class ResponseParser {
    * @throws {InvalidResponse} when the response cannot be forwarded.
    */
   feed(bytes: Uint8Array): void {
+    if (this.#fresh) {
+      this.#fresh = false;
+      if (this.#whole(bytes)) return;
+    }
     for (let at = 0; at < bytes.length && !this.#complete; at += FEED_LIMIT) {
       const part = at === 0 && bytes.length <= FEED_LIMIT
         ? bytes
@@ -151,6 +165,51 @@ export class ResponseParser {
     if (result instanceof Error || !this.#complete) {
       throw new InvalidResponse("the connection closed before the response ended");
     }
+  }
+
+  /**
+   * The fast path of a final response received whole: a plain head
+   * (`_head_scan.ts`) and all of a body framed by its length (or none), at
+   * the start of `bytes`, read without the parser's state machine. The same
+   * steps decide: the status line's, `responseFraming`, `persistence`, the
+   * body's copy; what they refuse they throw as they would there. False,
+   * with nothing told, for anything else (a head that is not plain or not
+   * all there, an interim response, a chunked body or one delimited by the
+   * close, a body not all there): the parser reads it.
+   */
+  #whole(bytes: Uint8Array): boolean {
+    if (bytes.length > FEED_LIMIT) return false;
+    const p = this.#p;
+    const headers: string[] = [];
+    const scanned = scanHead(bytes, 0, bytes.length, HEAD_LIMIT, HEAD_LIMIT, headers);
+    if (scanned === null) return false;
+    statusLine(p, scanned.first);
+    const info = p.info;
+    const head = {
+      method: this.#method,
+      status: info.statusCode,
+      versionMajor: info.versionMajor,
+      versionMinor: info.versionMinor,
+      headers,
+    };
+    const framing = responseFraming(head);
+    if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
+    const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
+    if (length < 0 || scanned.next + length > bytes.length) return false;
+    const events = this.#events!;
+    events.onHead({
+      status: info.statusCode,
+      statusText: info.statusMessage,
+      headers,
+      framing,
+      persistence: persistence(head, framing),
+      plain: true,
+    });
+    if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
+    this.#complete = true;
+    this.#leftover = bytes.length - scanned.next - length;
+    events.onEnd();
+    return true;
   }
 
   #head(): BodyFraming {

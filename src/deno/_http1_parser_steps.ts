@@ -237,7 +237,7 @@ function responseLine(this: ParserState): boolean | void {
 }
 
 /** Reads `line` as the status line into the parser's `info`. */
-function statusLine(p: ParserState, line: string): void {
+export function statusLine(p: ParserState, line: string): void {
   const major = line.charCodeAt(5) - 0x30;
   const minor = line.charCodeAt(7) - 0x30;
   const status = (line.charCodeAt(9) - 0x30) * 100 + (line.charCodeAt(10) - 0x30) * 10 +
@@ -399,15 +399,23 @@ const SLAB = 16 * 1024;
  * streams and writes, which never transfer (detach) their buffer.
  */
 function bodyCopy(p: ParserState, length: number): Uint8Array<ArrayBuffer> {
-  const from = p.offset;
-  if (length > SLAB_CHUNK) return p.chunk.slice(from, from + length) as Uint8Array<ArrayBuffer>;
+  return copyBody(p, p.chunk, p.offset, length);
+}
+
+/** `length` bytes of `chunk` from `from`, copied as {@linkcode bodyCopy} copies them. */
+export function copyBody(
+  p: ParserState,
+  chunk: Uint8Array,
+  from: number,
+  length: number,
+): Uint8Array<ArrayBuffer> {
+  if (length > SLAB_CHUNK) return chunk.slice(from, from + length) as Uint8Array<ArrayBuffer>;
   let slab = p.slab;
   if (slab === null || p.slabAt + length > slab.length) {
     slab = p.slab = new Uint8Array(SLAB);
     p.slabAt = 0;
   }
   const at = p.slabAt;
-  const chunk = p.chunk;
   for (let i = 0; i < length; i++) slab[at + i] = chunk[from + i]!;
   p.slabAt = at + length;
   return slab.subarray(at, at + length);

@@ -35,7 +35,10 @@
  *
  * A plain head received whole (the usual one) is read by the request
  * line's step in one pass over its bytes (`_head_scan.ts`); anything else
- * goes through the line steps, which decide every refusal.
+ * goes through the line steps, which decide every refusal. A request that
+ * came whole in its first read (that head, and all of a body framed by its
+ * length, or none) is read without the parser's state machine at all, by
+ * the same steps.
  *
  * The request line and header section get {@linkcode HEAD_LIMIT} bytes in
  * all (else 431), a chunk-size line 4 KiB (else 400), a trailer section
@@ -49,6 +52,7 @@
 import { HTTPParser } from "http-parser-js";
 import {
   CHUNK_LINE_LIMIT,
+  copyBody,
   type Fault,
   HEAD_LIMIT,
   type ParserState,
@@ -63,6 +67,7 @@ import {
   RequestRefused,
 } from "./_http1_request_framing.ts";
 import { isToken } from "./_field_syntax.ts";
+import { scanHead } from "./_head_scan.ts";
 
 export { HEAD_LIMIT, RequestRefused };
 export type { RequestBodyFraming, RequestHeadInfo };
@@ -110,6 +115,8 @@ export class RequestParser {
   /** No request is under way until the first start(). */
   #complete = true;
   #feeding = false;
+  /** Nothing of the current request was fed yet. */
+  #fresh = false;
 
   constructor() {
     const p = strictParser(HTTPParser.REQUEST) as RequestState;
@@ -147,6 +154,7 @@ export class RequestParser {
     p.textChunk = null;
     this.#events = events;
     this.#complete = false;
+    this.#fresh = true;
   }
 
   /** Whether the current request has ended. */
@@ -176,6 +184,11 @@ export class RequestParser {
     p.textChunk = null;
     this.#feeding = true;
     try {
+      if (this.#fresh) {
+        this.#fresh = false;
+        const whole = this.#whole(bytes);
+        if (whole >= 0) return whole;
+      }
       let used = 0;
       while (used < bytes.length && !this.#complete) {
         const part = used === 0 && bytes.length <= FEED_LIMIT
@@ -207,6 +220,36 @@ export class RequestParser {
         ? "the connection closed in a request head"
         : "the connection closed before the request body ended",
     );
+  }
+
+  /**
+   * The fast path of a request received whole: a plain head
+   * (`_head_scan.ts`) and all of a body framed by its length, at the start
+   * of `bytes`, read without the parser's state machine. The same steps
+   * decide: the request line's (`requestLineOf`), `requestHead`, the body's
+   * copy; what they refuse they throw as they would there. Returns the bytes
+   * consumed, or -1 with nothing told (a head that is not plain or not all
+   * there, a chunked body, a body not all there): the parser reads it.
+   */
+  #whole(bytes: Uint8Array): number {
+    if (bytes.length > FEED_LIMIT) return -1;
+    const p = this.#p;
+    const fields: string[] = [];
+    const scanned = scanHead(bytes, 0, bytes.length, HEAD_LIMIT, REQUEST_LINE_LIMIT, fields);
+    if (scanned === null) return -1;
+    requestLineOf(p, scanned.first);
+    const head = requestHead(p.reqMethod, p.reqTarget, p.reqMinor, fields);
+    const { framing } = head;
+    const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
+    if (length < 0 || scanned.next + length > bytes.length) return -1;
+    const events = this.#events!;
+    events.onHead(head);
+    if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
+    this.#complete = true;
+    // As at the end of a request through the parser: it stops at the next request line.
+    p.stopped = true;
+    events.onEnd();
+    return scanned.next + length;
   }
 
   #head(): RequestBodyFraming {
