@@ -31,6 +31,12 @@
  *
  * With `APF_BASELINE=<dir>` (another checkout), its coordinator on
  * `global-default` takes part in the uncontended rounds too.
+ *
+ * Then the coordinator on `global-default` and p-limit once more, each alone
+ * in an isolate of its own (`_pairs_worker.ts`), as an application with one
+ * coordinator runs it: in this isolate the coordinator's code serves five
+ * variants, and V8's inline caches on its path are shared by all of them,
+ * where p-limit's serve one.
  */
 
 // Outside references for this bench only, so kept out of deno.json's import map (the package's).
@@ -353,6 +359,42 @@ print(
   u,
   uncontended.findIndex(([name]) => name.startsWith("p-limit")),
 );
+
+// ---- alone, each in an isolate of its own ----------------------------------
+
+/** A limiter in a worker of its own (`_pairs_worker.ts`), as `Pairs`. */
+async function isolated(setup: "coordinator" | "p-limit"): Promise<[Pairs, () => void]> {
+  const worker = new Worker(new URL("./_pairs_worker.ts", import.meta.url).href, {
+    type: "module",
+  });
+  let answer: (value: unknown) => void = () => {};
+  worker.onmessage = (e) => answer(e.data);
+  const ask = (message: unknown) =>
+    new Promise<unknown>((resolve) => {
+      answer = resolve;
+      worker.postMessage(message);
+    });
+  await ask({ setup, request: seatRequest("global-default", HASH), seats: GLOBAL_DEFAULT_SEATS });
+  return [async (n) => void await ask({ pairs: n }), () => worker.postMessage({ close: true })];
+}
+
+// Timed by the main thread around each batch: the same for both, a message each way included.
+const [alone, closeAlone] = await isolated("coordinator");
+const [pLimitAlone, closePLimit] = await isolated("p-limit");
+const aloneVariants: [string, Pairs][] = [
+  ["coordinator, global-default, alone in a worker", alone],
+  ["p-limit(56), alone in a worker", pLimitAlone],
+];
+const a = await medians(aloneVariants, ROUNDS, 20_000);
+print(
+  `each alone in an isolate of its own (a Worker; median of ${ROUNDS} interleaved batches of 20,000):`,
+  aloneVariants,
+  a,
+  1,
+);
+closeAlone();
+closePLimit();
+
 const saturatedSteps: [string, Pairs][] = [];
 for (const [name, make] of saturatedVariants) saturatedSteps.push([name, await saturated(make())]);
 const s = await medians(saturatedSteps, ROUNDS, 5_000);

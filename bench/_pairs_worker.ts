@@ -1,0 +1,65 @@
+/**
+ * A worker of `bench/coordinator_bench.ts`: acquire + release pairs of one
+ * limiter, alone in an isolate of its own (a `Worker`), as an application
+ * with one coordinator runs them. In the bench's own isolate the
+ * coordinator's code serves five variants (other levels, a fake clock, a
+ * metrics observer), and V8's inline caches on its path see all of them;
+ * p-limit's serve one. Here each sees only its own.
+ *
+ * Messages: `{ setup: "coordinator" | "p-limit", request, seats }` (answers
+ * `"ready"`), `{ pairs: n }` (answers the milliseconds `n` pairs took), `{
+ * close: true }`.
+ *
+ * @module
+ */
+
+// An outside reference for this bench only, so kept out of deno.json's import map (the package's).
+// deno-lint-ignore no-import-prefix
+import pLimit from "npm:p-limit@7.3.3";
+import {
+  bootstrapConfiguration,
+  effectiveConfiguration,
+  EmbeddedCoordinator,
+  type SeatRequest,
+} from "../mod.ts";
+
+type Setup = { setup: "coordinator" | "p-limit"; request: SeatRequest; seats: number };
+type Message = Setup | { pairs: number } | { close: true };
+
+let pairs: (n: number) => Promise<void> = () => Promise.reject(new Error("not set up"));
+let coordinator: EmbeddedCoordinator | null = null;
+
+function setUp(m: Setup): void {
+  if (m.setup === "coordinator") {
+    const c = coordinator = new EmbeddedCoordinator(
+      effectiveConfiguration(bootstrapConfiguration()),
+    );
+    pairs = async (n) => {
+      for (let i = 0; i < n; i++) {
+        const a = await c.acquire(m.request);
+        if (!a.admitted) throw new Error(`Cannot bench: rejected (${a.reason})`);
+        a.seat.release();
+      }
+    };
+  } else {
+    const limit = pLimit(m.seats);
+    pairs = async (n) => {
+      for (let i = 0; i < n; i++) await limit(() => {});
+    };
+  }
+}
+
+self.onmessage = async (e: MessageEvent<Message>) => {
+  const m = e.data;
+  if ("setup" in m) {
+    setUp(m);
+    self.postMessage("ready");
+  } else if ("pairs" in m) {
+    const t0 = performance.now();
+    await pairs(m.pairs);
+    self.postMessage(performance.now() - t0);
+  } else {
+    coordinator?.close();
+    self.close();
+  }
+};
