@@ -40,6 +40,7 @@ import {
   persistence,
   type ResponseFraming,
   responseFraming,
+  type ResponseHead,
 } from "./_http1_framing.ts";
 import {
   type BodyFraming,
@@ -184,27 +185,13 @@ export class ResponseParser {
     const scanned = scanHead(bytes, 0, bytes.length, HEAD_LIMIT, HEAD_LIMIT, headers);
     if (scanned === null) return false;
     statusLine(p, scanned.first);
-    const info = p.info;
-    const head = {
-      method: this.#method,
-      status: info.statusCode,
-      versionMajor: info.versionMajor,
-      versionMinor: info.versionMinor,
-      headers,
-    };
-    const framing = responseFraming(head);
+    const message = this.#message(headers);
+    const framing = responseFraming(message);
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
     const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
     if (length < 0 || scanned.next + length > bytes.length) return false;
     const events = this.#events!;
-    events.onHead({
-      status: info.statusCode,
-      statusText: info.statusMessage,
-      headers,
-      framing,
-      persistence: persistence(head, framing),
-      plain: true,
-    });
+    events.onHead(parsedHead(message, p.info.statusMessage, framing, true));
     if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
     this.#complete = true;
     this.#leftover = bytes.length - scanned.next - length;
@@ -212,17 +199,22 @@ export class ResponseParser {
     return true;
   }
 
-  #head(): BodyFraming {
-    const p = this.#p;
-    const info = p.info;
-    const head = {
+  /** What the framing is decided from: the status line read into the parser's `info`, `headers`. */
+  #message(headers: string[]): ResponseMessage {
+    const info = this.#p.info;
+    return {
       method: this.#method,
       status: info.statusCode,
       versionMajor: info.versionMajor,
       versionMinor: info.versionMinor,
-      headers: info.headers,
+      headers,
     };
-    const framing = responseFraming(head);
+  }
+
+  #head(): BodyFraming {
+    const p = this.#p;
+    const message = this.#message(p.info.headers);
+    const framing = responseFraming(message);
     if (framing.kind === "interim") {
       this.#interim = true;
       return NO_BODY; // the final response follows on the same connection
@@ -230,14 +222,7 @@ export class ResponseParser {
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
     // As the parser's `userCall` would: an error the owner throws passes as it is.
     p.isUserCall = true;
-    this.#events!.onHead({
-      status: info.statusCode,
-      statusText: info.statusMessage,
-      headers: info.headers,
-      framing,
-      persistence: persistence(head, framing),
-      plain: p.plain,
-    });
+    this.#events!.onHead(parsedHead(message, p.info.statusMessage, framing, p.plain));
     p.isUserCall = false;
     return framing;
   }
@@ -256,6 +241,28 @@ export class ResponseParser {
     this.#leftover = p.end - p.offset;
     this.#events!.onEnd();
   }
+}
+
+/** A response's head as the framing is decided from it, its fields the owner's to keep. */
+interface ResponseMessage extends ResponseHead {
+  readonly headers: string[];
+}
+
+/** A final response's head, as told to the owner. */
+function parsedHead(
+  message: ResponseMessage,
+  statusText: string,
+  framing: ResponseFraming,
+  plain: boolean,
+): ParsedHead {
+  return {
+    status: message.status,
+    statusText,
+    headers: message.headers,
+    framing,
+    persistence: persistence(message, framing),
+    plain,
+  };
 }
 
 function invalidOf(error: Error): InvalidResponse {
