@@ -43,6 +43,7 @@ import {
   type ResponseHead,
 } from "./_http1_framing.ts";
 import {
+  afterScannedHead,
   type BodyFraming,
   copyBody,
   HEAD_LIMIT,
@@ -142,11 +143,12 @@ export class ResponseParser {
    * @throws {InvalidResponse} when the response cannot be forwarded.
    */
   feed(bytes: Uint8Array): void {
+    let at = 0;
     if (this.#fresh) {
       this.#fresh = false;
-      if (this.#whole(bytes)) return;
+      at = this.#whole(bytes);
     }
-    for (let at = 0; at < bytes.length && !this.#complete; at += FEED_LIMIT) {
+    for (; at < bytes.length && !this.#complete; at += FEED_LIMIT) {
       const part = at === 0 && bytes.length <= FEED_LIMIT
         ? bytes
         : bytes.subarray(at, at + FEED_LIMIT);
@@ -173,30 +175,37 @@ export class ResponseParser {
    * (`_head_scan.ts`) and all of a body framed by its length (or none), at
    * the start of `bytes`, read without the parser's state machine. The same
    * steps decide: the status line's, `responseFraming`, `persistence`, the
-   * body's copy; what they refuse they throw as they would there. False,
-   * with nothing told, for anything else (a head that is not plain or not
-   * all there, an interim response, a chunked body or one delimited by the
-   * close, a body not all there): the parser reads it.
+   * body's copy; what they refuse they throw as they would there. Returns
+   * the bytes it consumed: the whole response; its head, for an interim
+   * response or a body chunked, delimited by the close or not all there (the
+   * parser reads on from the end of the head, as its own steps would have
+   * left it); or 0, with nothing told, for a head that is not plain or not
+   * all there (the parser reads it all).
    */
-  #whole(bytes: Uint8Array): boolean {
-    if (bytes.length > FEED_LIMIT) return false;
+  #whole(bytes: Uint8Array): number {
+    if (bytes.length > FEED_LIMIT) return 0;
     const p = this.#p;
-    const headers: string[] = [];
+    const headers = p.info.headers;
     const scanned = scanHead(bytes, 0, bytes.length, HEAD_LIMIT, HEAD_LIMIT, headers);
-    if (scanned === null) return false;
+    if (scanned === null) return 0;
     statusLine(p, scanned.first);
     const message = this.#message(headers);
     const framing = responseFraming(message);
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
     const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
-    if (length < 0 || scanned.next + length > bytes.length) return false;
+    if (length < 0 || scanned.next + length > bytes.length) {
+      afterScannedHead(p, 0, scanned.next);
+      return scanned.next;
+    }
+    // The parser's fields go with the response: the next one gets a list of its own.
+    p.info.headers = [];
     const events = this.#events!;
     events.onHead(parsedHead(message, p.info.statusMessage, framing, true));
     if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
     this.#complete = true;
     this.#leftover = bytes.length - scanned.next - length;
     events.onEnd();
-    return true;
+    return bytes.length;
   }
 
   /** What the framing is decided from: the status line read into the parser's `info`, `headers`. */

@@ -274,13 +274,24 @@ export function readWhole<P extends ParserState>(
   const head = scanHead(p.chunk, p.offset, p.end, p.budget, firstLimit, p.info.headers);
   if (head === null) return false;
   readFirst(p, head.first);
+  afterScannedHead(p, p.offset, head.next);
+  return true;
+}
+
+/**
+ * Leaves the parser where its line steps would have at the end of a plain
+ * head read whole from `start` to `next` (its first line read, its fields
+ * in `p.info.headers`): the section's budget counted, the owner told, the
+ * body's framing followed. The caller of a whole message's fast path that
+ * cannot finish the message hands the rest to the parser from here.
+ */
+export function afterScannedHead(p: ParserState, start: number, next: number): void {
   p.plain = true;
-  p.budget -= head.next - p.offset;
-  p.offset = head.next;
+  p.budget -= next - start;
+  p.offset = next;
   p.lastLine = "";
   p.state = "HEADER";
   sectionEnd(p);
-  return true;
 }
 
 function isDigit(line: string, at: number): boolean {

@@ -51,6 +51,7 @@
 
 import { HTTPParser } from "http-parser-js";
 import {
+  afterScannedHead,
   CHUNK_LINE_LIMIT,
   copyBody,
   type Fault,
@@ -117,6 +118,8 @@ export class RequestParser {
   #feeding = false;
   /** Nothing of the current request was fed yet. */
   #fresh = false;
+  /** The head the fast path read, for the parser to go on with. */
+  #scanned: RequestHeadInfo | null = null;
 
   constructor() {
     const p = strictParser(HTTPParser.REQUEST) as RequestState;
@@ -184,12 +187,11 @@ export class RequestParser {
     p.textChunk = null;
     this.#feeding = true;
     try {
+      let used = 0;
       if (this.#fresh) {
         this.#fresh = false;
-        const whole = this.#whole(bytes);
-        if (whole >= 0) return whole;
+        used = this.#whole(bytes);
       }
-      let used = 0;
       while (used < bytes.length && !this.#complete) {
         const part = used === 0 && bytes.length <= FEED_LIMIT
           ? bytes
@@ -228,20 +230,28 @@ export class RequestParser {
    * of `bytes`, read without the parser's state machine. The same steps
    * decide: the request line's (`requestLineOf`), `requestHead`, the body's
    * copy; what they refuse they throw as they would there. Returns the bytes
-   * consumed, or -1 with nothing told (a head that is not plain or not all
-   * there, a chunked body, a body not all there): the parser reads it.
+   * it consumed: the whole request; its head, when the body is chunked or
+   * not all there (the parser reads on from the end of the head, as its own
+   * steps would have left it); or 0, with nothing told, for a head that is
+   * not plain or not all there (the parser reads it all).
    */
   #whole(bytes: Uint8Array): number {
-    if (bytes.length > FEED_LIMIT) return -1;
+    if (bytes.length > FEED_LIMIT) return 0;
     const p = this.#p;
-    const fields: string[] = [];
+    const fields = p.info.headers;
     const scanned = scanHead(bytes, 0, bytes.length, HEAD_LIMIT, REQUEST_LINE_LIMIT, fields);
-    if (scanned === null) return -1;
+    if (scanned === null) return 0;
     requestLineOf(p, scanned.first);
     const head = requestHead(p.reqMethod, p.reqTarget, p.reqMinor, fields);
     const { framing } = head;
     const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
-    if (length < 0 || scanned.next + length > bytes.length) return -1;
+    if (length < 0 || scanned.next + length > bytes.length) {
+      this.#scanned = head;
+      afterScannedHead(p, 0, scanned.next);
+      return scanned.next;
+    }
+    // The parser's fields go with the request: the next one gets a list of its own.
+    p.info.headers = [];
     const events = this.#events!;
     events.onHead(head);
     if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
@@ -254,7 +264,9 @@ export class RequestParser {
 
   #head(): RequestBodyFraming {
     const p = this.#p;
-    const head = requestHead(p.reqMethod, p.reqTarget, p.reqMinor, p.info.headers);
+    // Read already by the fast path, which handed the body to the parser.
+    const head = this.#scanned ?? requestHead(p.reqMethod, p.reqTarget, p.reqMinor, p.info.headers);
+    this.#scanned = null;
     p.userCall()(this.#events!.onHead(head));
     return head.framing;
   }
