@@ -100,6 +100,8 @@ export class ResponseParser {
   #leftover = 0;
   /** Nothing of the current response was fed yet. */
   #fresh = false;
+  /** The head the fast path read and framed, for the parser to go on with. */
+  #scanned: { message: ResponseMessage; framing: ResponseFraming } | null = null;
 
   constructor() {
     const p = strictParser();
@@ -194,6 +196,7 @@ export class ResponseParser {
     if (framing.kind === "invalid") throw new InvalidResponse(framing.reason);
     const length = framing.kind === "none" ? 0 : framing.kind === "length" ? framing.length : -1;
     if (length < 0 || scanned.next + length > bytes.length) {
+      this.#scanned = { message, framing };
       afterScannedHead(p, 0, scanned.next);
       return scanned.next;
     }
@@ -222,8 +225,11 @@ export class ResponseParser {
 
   #head(): BodyFraming {
     const p = this.#p;
-    const message = this.#message(p.info.headers);
-    const framing = responseFraming(message);
+    // Read and framed already by the fast path, which handed the body to the parser.
+    const scanned = this.#scanned;
+    this.#scanned = null;
+    const message = scanned?.message ?? this.#message(p.info.headers);
+    const framing = scanned?.framing ?? responseFraming(message);
     if (framing.kind === "interim") {
       this.#interim = true;
       return NO_BODY; // the final response follows on the same connection
