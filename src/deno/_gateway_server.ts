@@ -30,6 +30,7 @@ import {
   RequestRefused,
 } from "./_http1_request_parser.ts";
 import { type BodyFraming, InvalidField, responseHead } from "./_response_head.ts";
+import { BufferPool } from "./_buffer_pool.ts";
 import { type Socket, socketOf } from "./_socket.ts";
 import { writeAll } from "./_write_all.ts";
 
@@ -77,9 +78,19 @@ export interface GatewayReply {
 export type GatewayHandler = (request: GatewayRequest) => Promise<GatewayReply>;
 
 /** The read buffer of a connection. */
+/**
+ * What a connection reads a request into: most heads fit (a browser's are
+ * a few hundred bytes to a few KiB). A read that fills it is followed by
+ * reads into a buffer of {@linkcode READ_BUFFER} bytes, until the request
+ * ends: a large head, or a body. An idle keep-alive connection holds only
+ * this, its read pending.
+ */
+const IDLE_READ = 4 * 1024;
 const READ_BUFFER = 16 * 1024;
 /** A head and a body in hand up to this many bytes go out in one write. */
 const ONE_WRITE = 16 * 1024;
+/** The buffers responses are written from, lent per write: no connection holds one. */
+const OUT = new BufferPool(ONE_WRITE, 64);
 const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
 const encoder = new TextEncoder();
 
@@ -97,7 +108,11 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   #hooks: ConnectionHooks;
   #parser = new RequestParser();
   /** Where the connection is read: what is parsed is copied out of it (strings, body chunks). */
-  #buf = new Uint8Array(READ_BUFFER);
+  #small = new Uint8Array(IDLE_READ);
+  /** Where the rest of a request is read once a read filled {@linkcode #small}. */
+  #large: Uint8Array | null = null;
+  /** The buffer of the read in flight (one at a time): what it received is viewed there. */
+  #reading: Uint8Array = this.#small;
   /** Bytes received and not parsed yet (the next request's). */
   #pending: Uint8Array | null = null;
   /** A read started while a request was handled: its bytes, or the end of the connection. */
@@ -111,7 +126,8 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
   #abort: AbortController | null = null;
   #busy = false;
   #closed = false;
-  #out = new Uint8Array(ONE_WRITE);
+  /** The pool's buffer a write in flight reads, given back when it settles. */
+  #lent: Uint8Array | null = null;
   readonly #remoteAddr: Deno.NetAddr;
 
   constructor(conn: Deno.TcpConn, handler: GatewayHandler, hooks: ConnectionHooks) {
@@ -207,6 +223,8 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
     this.#gone = false;
     this.#refused = null;
     this.#abort = null;
+    // A read ahead in flight keeps its buffer (`#reading`) until it completes.
+    this.#large = null;
     this.#parser.start(this);
   }
 
@@ -225,10 +243,24 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
       this.#ahead = null;
       return ahead;
     }
-    return this.#socket.read(this.#buf).then(this.#received, this.#readFailed);
+    return this.#readInto().then(this.#received, this.#readFailed);
   }
 
-  #received = (n: number): Uint8Array | null => n === 0 ? null : this.#buf.subarray(0, n);
+  /** Starts a read: into the large buffer once a read of this request filled the small one. */
+  #readInto(): Promise<number> {
+    const buf = this.#large ?? this.#small;
+    this.#reading = buf;
+    return this.#socket.read(buf);
+  }
+
+  /** The `n` bytes the read in flight received. */
+  #filled(n: number): Uint8Array {
+    const buf = this.#reading;
+    if (n === buf.length && buf === this.#small) this.#large = new Uint8Array(READ_BUFFER);
+    return buf.subarray(0, n);
+  }
+
+  #received = (n: number): Uint8Array | null => n === 0 ? null : this.#filled(n);
   #readFailed = (): null => null;
 
   /** Parses `bytes`; what follows the end of the request waits for the next one (copied). */
@@ -244,10 +276,10 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
    */
   #watch(): void {
     if (this.#pending !== null || this.#ahead !== null || this.#closed) return;
-    this.#ahead = this.#socket.read(this.#buf).then(this.#readAhead, this.#readAheadFailed);
+    this.#ahead = this.#readInto().then(this.#readAhead, this.#readAheadFailed);
   }
 
-  #readAhead = (n: number): Uint8Array | null => n === 0 ? this.#left() : this.#buf.subarray(0, n);
+  #readAhead = (n: number): Uint8Array | null => n === 0 ? this.#left() : this.#filled(n);
   #readAheadFailed = (): null => this.#left();
 
   #left(): null {
@@ -367,18 +399,42 @@ class GatewayConnection implements ConnectionServer, RequestEvents {
    * false on failure. Not itself async: the usual case is one write.
    */
   #writeHead(text: string, body: Uint8Array | null): Promise<boolean> {
-    const out = this.#out;
+    const out = OUT.take();
     const { read, written } = encoder.encodeInto(text, out);
     if (read !== text.length || written !== text.length) {
+      OUT.give(out);
       // Longer than the buffer, or beyond ASCII (a Latin-1 value): bytes of its own.
       return this.#writeBoth(latin1(text), body);
     }
-    if (body === null) return this.#write(out.subarray(0, written));
+    if (body === null) return this.#writeLent(out, out.subarray(0, written));
     if (written + body.byteLength <= out.byteLength) {
       out.set(body, written);
-      return this.#write(out.subarray(0, written + body.byteLength));
+      return this.#writeLent(out, out.subarray(0, written + body.byteLength));
     }
-    return this.#writeBoth(out.subarray(0, written), body);
+    return this.#writeLent(out, out.subarray(0, written)).then((ok) => ok && this.#write(body));
+  }
+
+  /** Writes `bytes`, a view of `out` lent by the pool, which gets it back once the write settled. */
+  #writeLent(out: Uint8Array, bytes: Uint8Array): Promise<boolean> {
+    this.#lent = out;
+    return writeAll(this.#socket, bytes).then(this.#wroteLent, this.#lentFailed);
+  }
+
+  #wroteLent = (): true => {
+    this.#giveBack();
+    return true;
+  };
+
+  #lentFailed = (): false => {
+    this.#giveBack();
+    this.#left();
+    return false;
+  };
+
+  #giveBack(): void {
+    const lent = this.#lent;
+    this.#lent = null;
+    if (lent !== null) OUT.give(lent);
   }
 
   async #writeBoth(head: Uint8Array, body: Uint8Array | null): Promise<boolean> {

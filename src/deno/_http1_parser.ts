@@ -204,7 +204,7 @@ export class ResponseParser {
     p.info.headers = [];
     const events = this.#events!;
     events.onHead(parsedHead(message, p.info.statusMessage, framing, true));
-    if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
+    if (length > 0) events.onBody(copyBody(bytes, scanned.next, length));
     this.#complete = true;
     this.#leftover = bytes.length - scanned.next - length;
     events.onEnd();

@@ -94,9 +94,6 @@ export interface ParserState {
   BODY_CHUNKTRAILERS(): void;
   BODY_SIZED(): void;
   BODY_CHUNK(): void;
-  /** Ours: where small body chunks are copied ({@linkcode bodyCopy}), and how far it is used. */
-  slab: Uint8Array<ArrayBuffer> | null;
-  slabAt: number;
   [key: number]: unknown;
 }
 
@@ -121,8 +118,6 @@ export function strictParser(
   p.BODY_CHUNKTRAILERS = trailers;
   p.BODY_SIZED = bodySized;
   p.BODY_CHUNK = bodyChunk;
-  p.slab = null;
-  p.slabAt = 0;
   p.nextRequest = nextMessage;
   p.budget = HEAD_LIMIT;
   p.stopped = false;
@@ -396,40 +391,47 @@ function passBody(p: ParserState): number {
 
 type OnBody = (chunk: Uint8Array<ArrayBuffer>, start: number, length: number) => void;
 
-/** Bytes of a body chunk up to this many are copied into the parser's slab. */
+/** Bytes of a body chunk up to this many are copied into the slab. */
 const SLAB_CHUNK = 2 * 1024;
 /** The slab small body chunks are copied into, a view each. */
 const SLAB = 16 * 1024;
 
 /**
+ * The slab in use, one for every parser: a parser's own would be 16 KiB
+ * more for every connection that ever received a small body, kept while it
+ * idles. A view stays valid when the slab is replaced: a full slab is left
+ * to the views still holding it, never written again.
+ */
+const slab: { bytes: Uint8Array<ArrayBuffer> | null; at: number } = { bytes: null, at: 0 };
+
+/**
  * The next `length` bytes of the input as a copy the owner keeps (the
  * input's buffer is the connection's, read into again). A small one is a
- * view of the parser's slab, shared with the chunks copied before it: on
+ * view of the slab, shared with the chunks copied before it: on
  * Deno, a typed array of its own costs a buffer allocation of about a
  * microsecond, a view of a slab a tenth of it. Chunks go to default
  * streams and writes, which never transfer (detach) their buffer.
  */
 function bodyCopy(p: ParserState, length: number): Uint8Array<ArrayBuffer> {
-  return copyBody(p, p.chunk, p.offset, length);
+  return copyBody(p.chunk, p.offset, length);
 }
 
 /** `length` bytes of `chunk` from `from`, copied as {@linkcode bodyCopy} copies them. */
 export function copyBody(
-  p: ParserState,
   chunk: Uint8Array,
   from: number,
   length: number,
 ): Uint8Array<ArrayBuffer> {
   if (length > SLAB_CHUNK) return chunk.slice(from, from + length) as Uint8Array<ArrayBuffer>;
-  let slab = p.slab;
-  if (slab === null || p.slabAt + length > slab.length) {
-    slab = p.slab = new Uint8Array(SLAB);
-    p.slabAt = 0;
+  let bytes = slab.bytes;
+  if (bytes === null || slab.at + length > bytes.length) {
+    bytes = slab.bytes = new Uint8Array(SLAB);
+    slab.at = 0;
   }
-  const at = p.slabAt;
-  for (let i = 0; i < length; i++) slab[at + i] = chunk[from + i]!;
-  p.slabAt = at + length;
-  return slab.subarray(at, at + length);
+  const at = slab.at;
+  for (let i = 0; i < length; i++) bytes[at + i] = chunk[from + i]!;
+  slab.at = at + length;
+  return bytes.subarray(at, at + length);
 }
 
 /** The parser's `nextRequest`, without a closure: the message is complete, the next one starts. */

@@ -254,7 +254,7 @@ export class RequestParser {
     p.info.headers = [];
     const events = this.#events!;
     events.onHead(head);
-    if (length > 0) events.onBody(copyBody(p, bytes, scanned.next, length));
+    if (length > 0) events.onBody(copyBody(bytes, scanned.next, length));
     this.#complete = true;
     // As at the end of a request through the parser: it stops at the next request line.
     p.stopped = true;
