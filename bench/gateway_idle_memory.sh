@@ -5,7 +5,7 @@
 # its response and stay open (bench/_idle_clients.ts); the server's resident memory (VmRSS of its
 # process, nginx's worker) is read before and after, and the difference divided by `count`.
 # Repeated `rounds` times, each server started afresh. nginx comes from Debian (nginx-light): the
-# script says so and measures `apf serve` alone where it is missing.
+# script installs it where missing and allowed, else says so and measures `apf serve` alone.
 #
 # Usage: bench/gateway_idle_memory.sh [count=4000] [rounds=3] [variants="nginx apf"]
 # (variant apf-base: the gateway of the checkout in APF_BASELINE)
@@ -16,41 +16,12 @@ rounds=${2:-3}
 read -r -a variants <<<"${3:-nginx apf}"
 port=${BASE_PORT:-18480}
 work=$(mktemp -d /tmp/gateway_idle_memory.XXXXXX)
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+# nginx_bin, pids (stopped on exit), nginx_with.
+source bench/_nginx.sh
 if [ ! -x "$nginx_bin" ]; then
-  echo "nginx is not installed: measuring apf serve alone (apt-get install nginx-light)" >&2
+  echo "nginx is not installed and could not be: measuring apf serve alone" >&2
   read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
 fi
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-nginx_with() {
-  local name=$1 server=$2
-  mkdir -p "$work/$name"
-  cat >"$work/$name/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/$name/nginx.pid;
-error_log $work/$name/error.log warn;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  client_body_temp_path $work/$name;
-  proxy_temp_path $work/$name;
-  fastcgi_temp_path $work/$name;
-  uwsgi_temp_path $work/$name;
-  scgi_temp_path $work/$name;
-  $server
-}
-CONF
-  "$nginx_bin" -c "$work/$name/nginx.conf" -e "$work/$name/error.log" &
-  pids+=($!)
-}
 
 up=$port
 if [ -x "$nginx_bin" ]; then
@@ -73,7 +44,8 @@ for r in $(seq 1 "$rounds"); do
     nginx)
       nginx_with "proxy$r" "upstream up { server 127.0.0.1:$up; keepalive 256; }
         server { listen 127.0.0.1:$listen; keepalive_requests 100000; keepalive_timeout 300s;
-          location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+          location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }" \
+        $((count + 100))
       ;;
     apf | apf-base)
       dir=$([ "$v" = apf ] && echo . || echo "${APF_BASELINE:?apf-base needs APF_BASELINE}")

@@ -28,47 +28,12 @@ base_port=${BASE_PORT:-18380}
 headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
 work=$(mktemp -d /tmp/gateway_nginx.XXXXXX)
 
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-if [ ! -x "$nginx_bin" ]; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light) \
-    >/dev/null 2>&1 || true
-fi
+# nginx_bin, pids (stopped on exit), nginx_with.
+source bench/_nginx.sh
 if [ ! -x "$nginx_bin" ]; then
   echo "nginx is not installed and could not be: measuring the apf variants only" >&2
   read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
 fi
-
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# An nginx of one worker with `server` as its only server block, in the foreground.
-nginx_with() {
-  local name=$1 server=$2
-  mkdir -p "$work/$name"
-  cat >"$work/$name/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/$name/nginx.pid;
-error_log $work/$name/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/$name;
-  proxy_temp_path $work/$name;
-  fastcgi_temp_path $work/$name;
-  uwsgi_temp_path $work/$name;
-  scgi_temp_path $work/$name;
-  $server
-}
-EOF
-  "$nginx_bin" -c "$work/$name/nginx.conf" -e "$work/$name/error.log" &
-  pids+=($!)
-}
 
 up_port=$base_port
 declare -A port server
