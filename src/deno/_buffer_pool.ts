@@ -2,12 +2,11 @@
  * Buffers of one size, lent for a write and given back once it is done,
  * so that a connection holds no output buffer between its responses.
  *
- * Held per connection, a 16 KiB output buffer was most of what an idle
- * keep-alive connection of the gateway cost (about 55 KB each, against
- * under 1 KB for nginx, `bench/RESULTS.md`, "memory per idle
- * connection"). Lent from here, there are as many as writes in flight,
- * and the few kept free are the ones the next responses use, still in the
- * CPU's caches.
+ * Held per connection, a 16 KiB output buffer was a third of what an idle
+ * keep-alive connection of the gateway cost (about 48 KB each, against
+ * 0.5 KB for nginx: `bench/RESULTS.md`, "memory per idle connection").
+ * Lent from here, there are as many as writes in flight, and the few kept
+ * free are the ones the next responses use.
  *
  * A buffer must not be given back before the write that reads it has
  * settled: Deno's write keeps the buffer until then.

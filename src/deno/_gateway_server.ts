@@ -77,7 +77,6 @@ export interface GatewayReply {
 /** The gateway's request handler: never rejects (a failure is a reply, a 5xx). */
 export type GatewayHandler = (request: GatewayRequest) => Promise<GatewayReply>;
 
-/** The read buffer of a connection. */
 /**
  * What a connection reads a request into: most heads fit (a browser's are
  * a few hundred bytes to a few KiB). A read that fills it is followed by
