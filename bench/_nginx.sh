@@ -1,12 +1,17 @@
 # Sourced by the bench scripts that run nginx (bench/gateway_nginx.sh, bench/gateway_idle_memory.sh),
-# after they set `work` (a scratch directory): `nginx_bin` (installed from Debian's nginx-light with
-# apt-get where missing and allowed: test `[ -x "$nginx_bin" ]`), `pids` (the processes started,
-# stopped on exit, when `work` is removed) and `nginx_with`.
+# after they set `work` (a scratch directory) and `variants`: `nginx_bin` (installed from Debian's
+# nginx-light with apt-get where missing and allowed; where it cannot be, the variant `nginx` is
+# dropped from `variants`, with a message: test `[ -x "$nginx_bin" ]`), `pids` (the processes
+# started, stopped on exit, when `work` is removed) and `nginx_with`.
 
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 if [ ! -x "$nginx_bin" ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light) \
     >/dev/null 2>&1 || true
+fi
+if [ ! -x "$nginx_bin" ]; then
+  echo "nginx is not installed and could not be: measuring the other variants only" >&2
+  read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
 fi
 
 pids=()

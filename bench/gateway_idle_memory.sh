@@ -16,12 +16,8 @@ rounds=${2:-3}
 read -r -a variants <<<"${3:-nginx apf}"
 port=${BASE_PORT:-18480}
 work=$(mktemp -d /tmp/gateway_idle_memory.XXXXXX)
-# nginx_bin, pids (stopped on exit), nginx_with.
+# nginx_bin (variant nginx dropped where missing), pids (stopped on exit), nginx_with.
 source bench/_nginx.sh
-if [ ! -x "$nginx_bin" ]; then
-  echo "nginx is not installed and could not be: measuring apf serve alone" >&2
-  read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
-fi
 
 up=$port
 if [ -x "$nginx_bin" ]; then

@@ -28,12 +28,8 @@ base_port=${BASE_PORT:-18380}
 headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
 work=$(mktemp -d /tmp/gateway_nginx.XXXXXX)
 
-# nginx_bin, pids (stopped on exit), nginx_with.
+# nginx_bin (variant nginx dropped where missing), pids (stopped on exit), nginx_with.
 source bench/_nginx.sh
-if [ ! -x "$nginx_bin" ]; then
-  echo "nginx is not installed and could not be: measuring the apf variants only" >&2
-  read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
-fi
 
 up_port=$base_port
 declare -A port server
