@@ -82,6 +82,8 @@ export class Http1Connection {
   /** When it went idle, and when it may no longer be taken from the pool (the pool's clock). */
   idleSince = 0;
   expiresAt = 0;
+  /** Where it is in its pool's list of connections in use, `-1` while in none (the pool's). */
+  busySlot = -1;
   #conn: Deno.Conn;
   /** Its reads and writes. */
   #socket: Socket;

@@ -70,7 +70,10 @@ export class Deadlines {
       deadline.fire();
       return;
     }
-    if (this.#pending[deadline.deadlineSlot] === deadline) return;
+    // A slot of -1 is not read: an array read at a negative index is a named property's look-up
+    // through the prototypes, about 100 ns on V8 against a few for an element.
+    const slot = deadline.deadlineSlot;
+    if (slot >= 0 && this.#pending[slot] === deadline) return;
     deadline.deadlineSlot = this.#pending.length;
     this.#pending.push(deadline);
     if (deadline.endsAt < this.#armedAt) this.#arm(deadline.endsAt);
@@ -80,7 +83,7 @@ export class Deadlines {
   remove(deadline: Deadline): void {
     const pending = this.#pending;
     const slot = deadline.deadlineSlot;
-    if (pending[slot] !== deadline) return;
+    if (slot < 0 || pending[slot] !== deadline) return;
     const last = pending.pop()!;
     if (last !== deadline) {
       pending[slot] = last;
