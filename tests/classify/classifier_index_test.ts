@@ -246,3 +246,136 @@ Deno.test("the indexed classifier picks what a walk over every FlowSchema picks 
 Deno.test("the indexed classifier picks what a walk over every FlowSchema picks (shared subjects)", () => {
   agreesWithTheWalk(true);
 });
+
+/** A request like `ri` but for one attribute matching may read, changed to `value`. */
+function nearRequest(ri: RequestInfo, field: number, value: string): RequestInfo {
+  const out = { ...ri, parts: [...ri.parts] };
+  switch (field) {
+    case 0:
+      out.verb = value;
+      break;
+    case 1:
+      out.path = value;
+      break;
+    case 2:
+      out.apiGroup = value;
+      break;
+    case 3:
+      out.resource = value;
+      break;
+    case 4:
+      out.subresource = value;
+      break;
+    case 5:
+      out.namespace = value;
+      break;
+    default:
+      out.isResourceRequest = !ri.isResourceRequest;
+  }
+  return out;
+}
+
+Deno.test("the classifier's last classification: requests alike in a row, and near ones, classify as a walk does", () => {
+  fc.assert(
+    fc.property(
+      fc.array(schemaSpec(true), { maxLength: 40, size: "max" }),
+      fc.array(fc.tuple(user, request), { minLength: 1, maxLength: 4 }),
+      // Each step: which of the pool, and whether to change one attribute of it, or its groups.
+      fc.array(
+        fc.tuple(
+          fc.nat(),
+          fc.option(
+            fc.tuple(
+              fc.integer({ min: 0, max: 9 }),
+              fc.constantFrom(...VERBS, ...PATHS, ...NAMESPACES, ...RESOURCES, ...GROUPS, "status"),
+            ),
+          ),
+        ),
+        { minLength: 1, maxLength: 40 },
+      ),
+      (specs, pool, steps) => {
+        const effective = configuration(specs);
+        const classifier = new Classifier(effective);
+        for (const [pick, change] of steps) {
+          const [u0, ri0] = pool[pick % pool.length]!;
+          // A copy each time: equal values in new objects, as a server's next request brings.
+          let u: UserInfo = { name: u0.name, groups: [...u0.groups] };
+          let ri: RequestInfo = { ...ri0, parts: [...ri0.parts] };
+          if (change !== null) {
+            const [field, value] = change;
+            if (field === 7) u = { name: value, groups: u.groups };
+            else if (field === 8) u = { name: u.name, groups: [...u.groups.slice(1), value] };
+            else if (field === 9) u = { name: u.name, groups: u.groups.slice(0, -1) };
+            else ri = nearRequest(ri, field, value);
+          }
+          const want = linearClassify(effective, u, ri);
+          const got = classifier.classify(u, ri);
+          assert.equal(got.flowSchema, want.schema);
+          assert.equal(got.priorityLevel.name, want.schema.priorityLevel);
+          assert.deepEqual(got.match, want.match);
+          const level = got.priorityLevel;
+          const hashed = level.type === "Limited" && (level.queuing?.queues ?? 0) > 1;
+          const method = want.schema.distinguisher;
+          const distinguisher = !hashed
+            ? ""
+            : method === "ByUser"
+            ? u.name
+            : method === "ByNamespace"
+            ? ri.namespace
+            : "";
+          assert.equal(got.distinguisher, distinguisher);
+          assert.deepEqual(
+            got.flowHash,
+            hashed ? flowHash(got.flowSchema.name, distinguisher) : null,
+          );
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("the classifier's last classification: what a caller changes afterwards is not remembered", () => {
+  const effective = configuration([
+    {
+      precedence: 1,
+      level: "queued",
+      distinguisher: "ByUser",
+      rules: [{
+        subjects: [{ kind: "Group", group: { name: "g1" } }],
+        nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }],
+      }],
+    },
+  ]);
+  const classifier = new Classifier(effective);
+  const ri: RequestInfo = {
+    isResourceRequest: false,
+    path: "/x",
+    verb: "get",
+    apiPrefix: "",
+    apiGroup: "",
+    apiVersion: "",
+    namespace: "",
+    resource: "",
+    subresource: "",
+    name: "",
+    parts: [],
+  };
+  const u: UserInfo = { name: "alice", groups: ["g1"] };
+  const first = classifier.classify(u, ri);
+  assert.equal(first.priorityLevel.name, "queued");
+  // The caller changes the classification it got, and the user's groups in place.
+  first.distinguisher = "mallory";
+  first.match!.rule = 7;
+  u.groups[0] = "g2";
+  const second = classifier.classify(u, ri);
+  assert.equal(second.flowSchema.name, "catch-all");
+  u.groups[0] = "g1";
+  const third = classifier.classify(u, ri);
+  assert.equal(third.flowSchema, first.flowSchema);
+  const fourth = classifier.classify({ name: "alice", groups: ["g1"] }, { ...ri });
+  assert.equal(fourth.distinguisher, "alice");
+  assert.deepEqual(fourth.match, { rule: 0, subject: 0, kind: "nonResourceRules", index: 0 });
+  assert.notEqual(fourth, third);
+  assert.notEqual(fourth.match, third.match);
+});
