@@ -1,7 +1,9 @@
 /**
  * Classification benchmarks against the built-in configuration:
  * a node heartbeat, a service-account list, an anonymous health probe and a
- * user in a custom namespace, each a warm flow. Run with `deno task bench`.
+ * user in a custom namespace, each a warm flow, repeated (each request like
+ * the last one) and the four in turn (each unlike the last). Run with
+ * `deno task bench`.
  *
  * With `--v8-flags=--expose-gc` (the bench task sets it) the file also prints
  * the heap growth over 200,000 repeated classifications: warm flows must not
@@ -59,6 +61,17 @@ for (const [name, c] of Object.entries(cases)) {
     classifier.classify(c.user, resolver.describe(c.method, c.path, c.query));
   });
 }
+
+// Each request unlike the one before: the classifier's last classification never applies.
+const inTurn = Object.values(cases).map((c) => ({
+  user: c.user,
+  ri: resolver.describe(c.method, c.path, c.query),
+}));
+let turn = 0;
+Deno.bench("classify: the four in turn, each unlike the last", { group: "classify" }, () => {
+  const c = inTurn[turn++ & 3]!;
+  classifier.classify(c.user, c.ri);
+});
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc !== undefined) {

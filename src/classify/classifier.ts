@@ -175,40 +175,31 @@ export class Classifier {
  * Matching reads the user's name and groups and, of the RequestInfo, the
  * kind, the verb and the path (non-resource) or the API group, resource,
  * subresource and namespace (resource); a distinguisher reads the name or
- * the namespace: exactly these are compared. The
- * values are kept as strings and a copy of the groups, never the caller's
- * objects, which may change after.
+ * the namespace: exactly these are compared. They are kept as values (the
+ * strings, a copy of the groups), never as the caller's objects, which may
+ * change after; and the result too, so that each request gets objects of
+ * its own.
+ *
+ * Kept in one new object per classification, not in the fields of a
+ * long-lived one: storing a young string into an old object takes V8's
+ * write barrier's slow path (a remembered-set entry), about fifty
+ * instructions per field, where a new object is filled for free.
  */
 class LastClassification {
-  #known = false;
-  #name = "";
-  #groups: string[] = [];
-  #resource = false;
-  #verb = "";
-  #path = "";
-  #apiGroup = "";
-  #kind = "";
-  #subresource = "";
-  #namespace = "";
-  // The result, as values: each request gets objects of its own (a caller may change them).
-  #flowSchema: EffectiveFlowSchema | null = null;
-  #priorityLevel: EffectivePriorityLevel | null = null;
-  #distinguisher = "";
-  #flowHash: FlowHash | null = null;
-  #match: RuleMatch | null = null;
+  #last: Remembered | null = null;
 
   matches(user: UserInfo, ri: RequestInfo): boolean {
+    const k = this.#last;
     if (
-      !this.#known || user.name !== this.#name || ri.verb !== this.#verb ||
-      ri.isResourceRequest !== this.#resource || ri.namespace !== this.#namespace
+      k === null || user.name !== k.name || ri.verb !== k.verb ||
+      ri.isResourceRequest !== k.resource || ri.namespace !== k.namespace
     ) return false;
     if (
       ri.isResourceRequest
-        ? ri.resource !== this.#kind || ri.apiGroup !== this.#apiGroup ||
-          ri.subresource !== this.#subresource
-        : ri.path !== this.#path
+        ? ri.resource !== k.kind || ri.apiGroup !== k.apiGroup || ri.subresource !== k.subresource
+        : ri.path !== k.path
     ) return false;
-    const groups = user.groups, kept = this.#groups;
+    const groups = user.groups, kept = k.groups;
     if (groups.length !== kept.length) return false;
     for (let i = 0; i < groups.length; i++) if (groups[i] !== kept[i]) return false;
     return true;
@@ -216,35 +207,63 @@ class LastClassification {
 
   /** The remembered result, as new objects. */
   classification(): Classification {
-    const m = this.#match;
+    const k = this.#last!;
     return {
-      flowSchema: this.#flowSchema!,
-      priorityLevel: this.#priorityLevel!,
-      distinguisher: this.#distinguisher,
-      flowHash: this.#flowHash,
-      match: m === null ? null : { rule: m.rule, subject: m.subject, kind: m.kind, index: m.index },
+      flowSchema: k.flowSchema,
+      priorityLevel: k.priorityLevel,
+      distinguisher: k.distinguisher,
+      flowHash: k.flowHash,
+      match: k.matched
+        ? { rule: k.rule, subject: k.subject, kind: k.ruleKind, index: k.index }
+        : null,
     };
   }
 
   remember(user: UserInfo, ri: RequestInfo, result: Classification): void {
-    this.#known = true;
-    this.#name = user.name;
-    this.#groups = user.groups.slice();
-    this.#resource = ri.isResourceRequest;
-    this.#verb = ri.verb;
-    this.#path = ri.path;
-    this.#apiGroup = ri.apiGroup;
-    this.#kind = ri.resource;
-    this.#subresource = ri.subresource;
-    this.#namespace = ri.namespace;
-    this.#flowSchema = result.flowSchema;
-    this.#priorityLevel = result.priorityLevel;
-    this.#distinguisher = result.distinguisher;
-    this.#flowHash = result.flowHash;
+    this.#last = new Remembered(user, ri, result);
+  }
+}
+
+/** One classification's inputs and result, as values. */
+class Remembered {
+  readonly name: string;
+  readonly groups: string[];
+  readonly resource: boolean;
+  readonly verb: string;
+  readonly path: string;
+  readonly apiGroup: string;
+  readonly kind: string;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly flowSchema: EffectiveFlowSchema;
+  readonly priorityLevel: EffectivePriorityLevel;
+  readonly distinguisher: string;
+  readonly flowHash: FlowHash | null;
+  readonly matched: boolean;
+  readonly rule: number;
+  readonly subject: number;
+  readonly ruleKind: RuleMatch["kind"];
+  readonly index: number;
+
+  constructor(user: UserInfo, ri: RequestInfo, result: Classification) {
+    this.name = user.name;
+    this.groups = user.groups.slice();
+    this.resource = ri.isResourceRequest;
+    this.verb = ri.verb;
+    this.path = ri.path;
+    this.apiGroup = ri.apiGroup;
+    this.kind = ri.resource;
+    this.subresource = ri.subresource;
+    this.namespace = ri.namespace;
+    this.flowSchema = result.flowSchema;
+    this.priorityLevel = result.priorityLevel;
+    this.distinguisher = result.distinguisher;
+    this.flowHash = result.flowHash;
     const m = result.match;
-    // A copy of its own: the caller's may change.
-    this.#match = m === null
-      ? null
-      : { rule: m.rule, subject: m.subject, kind: m.kind, index: m.index };
+    this.matched = m !== null;
+    this.rule = m?.rule ?? 0;
+    this.subject = m?.subject ?? 0;
+    this.ruleKind = m?.kind ?? "resourceRules";
+    this.index = m?.index ?? 0;
   }
 }
