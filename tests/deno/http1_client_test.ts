@@ -249,6 +249,33 @@ Deno.test("at most maxIdlePerOrigin connections stay idle; close() closes the re
   }
 });
 
+Deno.test("close() closes the connections in use too: their requests fail at once", async () => {
+  // Answers only once released: until then both requests are in flight, on two connections.
+  const release = Promise.withResolvers<void>();
+  await using upstream = rawUpstream(async (_req, conn) => {
+    await release.promise;
+    await conn.write(okResponse("late")).catch(() => {});
+  });
+  const client = http1UpstreamClient();
+  try {
+    const outcomes: string[] = [];
+    for (const i of [1, 2]) {
+      client.fetch(`${upstream.url}/${i}`, get()).then(
+        () => outcomes.push("answered"),
+        () => outcomes.push("failed"),
+      );
+    }
+    await waitFor(() => upstream.requests.length === 2, "both requests at the upstream");
+    await client.close();
+    // Settled by the close, not by the upstream, which has not answered.
+    await waitFor(() => outcomes.length === 2, "both requests to fail when the client closes");
+    assert.deepEqual(outcomes, ["failed", "failed"]);
+  } finally {
+    release.resolve();
+    await client.close();
+  }
+});
+
 Deno.test("an abort before the head rejects with its reason; during the body, the body fails", async () => {
   // Answers nothing to /head, half of /body; reads on, so that it sees the client close.
   await using upstream = rawUpstream(async (req, conn) => {
