@@ -203,8 +203,14 @@ export function chunkSize(line: string): number {
   return size <= Number.MAX_SAFE_INTEGER ? size : -1;
 }
 
-/** Methods whose requests usually carry a body: without one they say `Content-Length: 0`. */
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+/**
+ * Whether requests of `method` usually carry a body: without one they say
+ * `Content-Length: 0`. Compared, not looked up in a `Set`: a method read
+ * off the wire is a new string each time, and a look-up hashes it first.
+ */
+function bodyMethod(method: string): boolean {
+  return method === "POST" || method === "PUT" || method === "PATCH";
+}
 
 /**
  * How a request's body is framed (RFC 9112 §6.2, §6.3 item 6): by the
@@ -220,11 +226,23 @@ export function requestFraming(
 ): "length" | "chunked" | "empty" | "none" {
   if (contentLength !== null) return "length";
   if (hasBody) return "chunked";
-  return BODY_METHODS.has(method) ? "empty" : "none";
+  return bodyMethod(method) ? "empty" : "none";
 }
 
-/** Methods a request may be sent again for, having had no answer (RFC 9110 §9.2.2). */
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
+/** Whether a request of `method` may be sent again, having had no answer (RFC 9110 §9.2.2). */
+function idempotent(method: string): boolean {
+  switch (method) {
+    case "GET":
+    case "HEAD":
+    case "OPTIONS":
+    case "TRACE":
+    case "PUT":
+    case "DELETE":
+      return true;
+    default:
+      return false;
+  }
+}
 
 /**
  * Whether a request that failed on a kept-alive connection before any byte
@@ -235,5 +253,5 @@ const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"])
  * copy of a streamed body to send again.
  */
 export function mayRetry(method: string, written: boolean, hasBody: boolean): boolean {
-  return !written || (IDEMPOTENT.has(method) && !hasBody);
+  return !written || (idempotent(method) && !hasBody);
 }
