@@ -91,8 +91,8 @@ export class Classifier {
   readonly #index: SchemaIndex;
   readonly #catchAll: Entry | undefined;
   readonly #flows: FlowCache;
-  /** The last request classified, by what its classification depends on. */
-  readonly #last = new LastClassification();
+  /** The last request classified, by what its classification depends on, and its result. */
+  #last: Remembered | null = null;
 
   /** Compiles and indexes the configuration's FlowSchemas in matching order. */
   constructor(effective: EffectiveConfiguration) {
@@ -120,9 +120,9 @@ export class Classifier {
   /** Classifies one request: the first matching schema wins; `catch-all` is the fallback. */
   classify(user: UserInfo, requestInfo: RequestInfo): Classification {
     const last = this.#last;
-    if (last.matches(user, requestInfo)) return last.classification();
+    if (last !== null && last.matches(user, requestInfo)) return last.classification();
     const result = this.#classify(user, requestInfo);
-    last.remember(user, requestInfo, result);
+    this.#last = new Remembered(user, requestInfo, result);
     return result;
   }
 
@@ -167,64 +167,20 @@ export class Classifier {
 }
 
 /**
- * What a classification depends on, of the last request classified, and
- * its result: requests in a row often come from one user for one kind of
- * thing (a client polling, a flood from one flow), and the next one alike
- * is answered without the index walk and the matching (about 0.2 µs on a
- * warm core, several times that in a busy server, `bench/RESULTS.md`).
- * Matching reads the user's name and groups and, of the RequestInfo, the
- * kind, the verb and the path (non-resource) or the API group, resource,
- * subresource and namespace (resource); a distinguisher reads the name or
- * the namespace: exactly these are compared. They are kept as values (the
- * strings, a copy of the groups), never as the caller's objects, which may
- * change after; and the result too, so that each request gets objects of
- * its own.
- *
- * Kept in one new object per classification, not in the fields of a
- * long-lived one: storing a young string into an old object takes V8's
- * write barrier's slow path (a remembered-set entry), about fifty
- * instructions per field, where a new object is filled for free.
+ * What a classification depends on, of one request, and its result: the
+ * classifier keeps the last one, since requests in a row often come from
+ * one user for one kind of thing (a client polling, a flood from one
+ * flow), and the next one alike is answered without the index walk and the
+ * matching (about 0.2 µs on a warm core, several times that in a busy
+ * server, `bench/RESULTS.md`). Matching reads the user's name and groups
+ * and, of the RequestInfo, the kind, the verb and the path (non-resource)
+ * or the API group, resource, subresource and namespace (resource); a
+ * distinguisher reads the name or the namespace: exactly these are
+ * compared. They are kept as values (the strings, a copy of the groups),
+ * never as the caller's objects, which may change after; and the result
+ * too, so that each request gets objects of its own. Keeping them costs a
+ * classification that misses about 650 instructions (cachegrind).
  */
-class LastClassification {
-  #last: Remembered | null = null;
-
-  matches(user: UserInfo, ri: RequestInfo): boolean {
-    const k = this.#last;
-    if (
-      k === null || user.name !== k.name || ri.verb !== k.verb ||
-      ri.isResourceRequest !== k.resource || ri.namespace !== k.namespace
-    ) return false;
-    if (
-      ri.isResourceRequest
-        ? ri.resource !== k.kind || ri.apiGroup !== k.apiGroup || ri.subresource !== k.subresource
-        : ri.path !== k.path
-    ) return false;
-    const groups = user.groups, kept = k.groups;
-    if (groups.length !== kept.length) return false;
-    for (let i = 0; i < groups.length; i++) if (groups[i] !== kept[i]) return false;
-    return true;
-  }
-
-  /** The remembered result, as new objects. */
-  classification(): Classification {
-    const k = this.#last!;
-    return {
-      flowSchema: k.flowSchema,
-      priorityLevel: k.priorityLevel,
-      distinguisher: k.distinguisher,
-      flowHash: k.flowHash,
-      match: k.matched
-        ? { rule: k.rule, subject: k.subject, kind: k.ruleKind, index: k.index }
-        : null,
-    };
-  }
-
-  remember(user: UserInfo, ri: RequestInfo, result: Classification): void {
-    this.#last = new Remembered(user, ri, result);
-  }
-}
-
-/** One classification's inputs and result, as values. */
 class Remembered {
   readonly name: string;
   readonly groups: string[];
@@ -265,5 +221,36 @@ class Remembered {
     this.subject = m?.subject ?? 0;
     this.ruleKind = m?.kind ?? "resourceRules";
     this.index = m?.index ?? 0;
+  }
+
+  /** Whether `user` and `ri` classify as these did. */
+  matches(user: UserInfo, ri: RequestInfo): boolean {
+    if (
+      user.name !== this.name || ri.verb !== this.verb ||
+      ri.isResourceRequest !== this.resource || ri.namespace !== this.namespace
+    ) return false;
+    if (
+      ri.isResourceRequest
+        ? ri.resource !== this.kind || ri.apiGroup !== this.apiGroup ||
+          ri.subresource !== this.subresource
+        : ri.path !== this.path
+    ) return false;
+    const groups = user.groups, kept = this.groups;
+    if (groups.length !== kept.length) return false;
+    for (let i = 0; i < groups.length; i++) if (groups[i] !== kept[i]) return false;
+    return true;
+  }
+
+  /** The result, as new objects. */
+  classification(): Classification {
+    return {
+      flowSchema: this.flowSchema,
+      priorityLevel: this.priorityLevel,
+      distinguisher: this.distinguisher,
+      flowHash: this.flowHash,
+      match: this.matched
+        ? { rule: this.rule, subject: this.subject, kind: this.ruleKind, index: this.index }
+        : null,
+    };
   }
 }

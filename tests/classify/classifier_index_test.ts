@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { Classifier } from "../../src/classify/classifier.ts";
 import { flowHash } from "../../src/classify/flow_hash.ts";
 import type { UserInfo } from "../../src/classify/identity.ts";
-import type { RequestInfo } from "../../src/classify/request_info.ts";
+import { describeRequest, type RequestInfo } from "../../src/classify/request_info.ts";
 import {
   type EffectiveConfiguration,
   effectiveConfiguration,
@@ -348,19 +348,8 @@ Deno.test("the classifier's last classification: what a caller changes afterward
     },
   ]);
   const classifier = new Classifier(effective);
-  const ri: RequestInfo = {
-    isResourceRequest: false,
-    path: "/x",
-    verb: "get",
-    apiPrefix: "",
-    apiGroup: "",
-    apiVersion: "",
-    namespace: "",
-    resource: "",
-    subresource: "",
-    name: "",
-    parts: [],
-  };
+  const ri = describeRequest("GET", "/x");
+  assert.equal(ri.isResourceRequest, false);
   const u: UserInfo = { name: "alice", groups: ["g1"] };
   const first = classifier.classify(u, ri);
   assert.equal(first.priorityLevel.name, "queued");
