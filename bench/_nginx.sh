@@ -14,13 +14,8 @@ if [ ! -x "$nginx_bin" ]; then
   read -r -a variants <<<"$(printf '%s\n' "${variants[@]}" | grep -v '^nginx$' | tr '\n' ' ')"
 fi
 
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 
 # nginx_with name server [worker_connections=4096]: an nginx of one worker with `server` as its only
 # server block, in the foreground; its pid goes last in `pids`.

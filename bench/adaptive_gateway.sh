@@ -34,13 +34,8 @@ admin_port=$((base_port + 2))
 work=$(mktemp -d /tmp/adaptive_gateway.XXXXXX)
 headers=(-H "X-Remote-User: probe" -H "X-Remote-Group: system:authenticated")
 
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 
 # global-default as one FIFO: the built-in level's shares and lending, one queue.
 cat >"$work/fifo.yaml" <<'EOF'

@@ -21,9 +21,8 @@ for tool in valgrind nginx; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed: nothing measured" >&2; exit 0; }
 done
 work=$(mktemp -d /tmp/gateway_instructions.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 cat >"$work/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;

@@ -26,9 +26,8 @@ variants=(direct proxy gateway)
 declare -A port=([direct]=$up_port [proxy]=$proxy_port [gateway]=$gw_port)
 headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 
 deno run --allow-net=127.0.0.1 bench/gateway_wrk_server.ts upstream "$up_port" "$delay" >/dev/null &
 pids+=($!)

@@ -18,9 +18,8 @@ read -r -a variants <<<"${4:-bare noop apf ratelimit}"
 out=${OUT:-$(mktemp /tmp/hono_wrk.XXXXXX.tsv)}
 base_port=${BASE_PORT:-18080}
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 
 i=0
 declare -A port pid

@@ -19,9 +19,8 @@ base_port=${BASE_PORT:-18280}
 headers=(-H "X-Remote-User: alice" -H "X-Remote-Group: system:authenticated")
 flags=(--allow-net=127.0.0.1 --allow-env --allow-read)
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# pids (stopped on exit, with `work` removed): bench/_processes.sh.
+source bench/_processes.sh
 
 up_port=$base_port
 deno run "${flags[@]}" bench/serve_wrk_server.ts upstream "$up_port" >/dev/null &
