@@ -49,6 +49,18 @@ export class Dealer {
   readonly handSize: number;
   #scratch: Int32Array;
   #dealing = false;
+  /**
+   * The digits {@linkcode Dealer.cardFromHalves} decoded last: the first
+   * `#knownCount` of the hash `#knownHi · 2^32 + #knownLo`. A queue set with
+   * nobody waiting asks for one card of each arriving request's hand, at a
+   * position that turns with every arrival; a flow's requests in a row then
+   * find their digits here, and only the division-free step from digits to
+   * card is redone.
+   */
+  #known: Int32Array;
+  #knownHi = -1;
+  #knownLo = -1;
+  #knownCount = 0;
 
   /**
    * Creates a dealer, refusing the parameters Kubernetes' `NewDealer`
@@ -95,6 +107,7 @@ export class Dealer {
     this.handSize = handSize;
     // The entropy rule caps handSize at 15, so this stays tiny.
     this.#scratch = new Int32Array(handSize);
+    this.#known = new Int32Array(handSize);
   }
 
   /**
@@ -259,8 +272,15 @@ export class Dealer {
         }`,
       );
     }
-    const digits = this.#dealing ? new Int32Array(this.handSize) : this.#scratch;
-    this.#digits(hi, lo, digits, position + 1);
+    // Its own buffer: a pick of a deal being emitted may call this, and the deal's cards are in
+    // #scratch.
+    const digits = this.#known;
+    if (hi !== this.#knownHi || lo !== this.#knownLo || position >= this.#knownCount) {
+      this.#digits(hi, lo, digits, position + 1);
+      this.#knownCount = position + 1;
+      this.#knownHi = hi;
+      this.#knownLo = lo;
+    }
     let card = digits[position]!;
     for (let j = position; j > 0; j--) if (card >= digits[j - 1]!) card++;
     return card;

@@ -422,3 +422,40 @@ Deno.test("a pick that throws leaves the dealer usable", () => {
   dealer.deal(12345678901234567n, (card) => cards.push(card));
   assert.deepEqual(cards, [7, 14, 19]);
 });
+
+Deno.test("property: cards asked for in any order, hashes repeated or not, are the reference deal's", () => {
+  // A queue set with nobody waiting asks one card per arrival, the position turning each time:
+  // the dealer keeps the digits of the last hash, and must never answer from another's.
+  fc.assert(
+    fc.property(
+      dealerSizes,
+      fc.array(uint64, { minLength: 1, maxLength: 3 }),
+      fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 40 }),
+      ([deck, hand], pool, asks) => {
+        const dealer = new Dealer(deck, hand);
+        const hands = pool.map((hash) => referenceDeal(deck, hand, hash));
+        for (const [which, at] of asks) {
+          const k = which % pool.length, position = at % hand;
+          const [hi, lo] = halves(pool[k]!);
+          assert.equal(dealer.cardFromHalves(hi, lo, position), hands[k]![position]);
+        }
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("a card asked for while a deal is being emitted leaves the deal's cards alone", () => {
+  const dealer = new Dealer(128, 6);
+  const [hi, lo] = halves(12345678901234567n);
+  const [otherHi, otherLo] = halves(MAX_UINT64);
+  const cards: number[] = [];
+  const inner: number[] = [];
+  dealer.dealFromHalves(hi, lo, (card, i) => {
+    cards.push(card);
+    // From the last position back: the first ask decodes every digit.
+    inner.push(dealer.cardFromHalves(otherHi, otherLo, 5 - i));
+  });
+  assert.deepEqual(cards, referenceDeal(128, 6, 12345678901234567n));
+  assert.deepEqual(inner, referenceDeal(128, 6, MAX_UINT64).reverse());
+});
