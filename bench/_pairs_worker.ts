@@ -6,9 +6,11 @@
  * metrics observer), and V8's inline caches on its path see all of them;
  * p-limit's serve one. Here each sees only its own.
  *
- * Messages: `{ setup: "coordinator" | "p-limit", request, seats }` (answers
- * `"ready"`), `{ pairs: n }` (answers the milliseconds `n` pairs took), `{
- * close: true }`.
+ * Messages: `{ setup: "coordinator" | "p-limit", request, seats, metrics?,
+ * checkout? }` (answers `"ready"`; with `metrics`, the coordinator has a
+ * `FlowcontrolMetrics` observer, as `apf()` gives it; with `checkout`, the
+ * coordinator is that directory's, another checkout of the project), `{
+ * pairs: n }` (answers the milliseconds `n` pairs took), `{ close: true }`.
  *
  * @module
  */
@@ -16,14 +18,15 @@
 // An outside reference for this bench only, so kept out of deno.json's import map (the package's).
 // deno-lint-ignore no-import-prefix
 import pLimit from "npm:p-limit@7.3.3";
-import {
-  bootstrapConfiguration,
-  effectiveConfiguration,
-  EmbeddedCoordinator,
-  type SeatRequest,
-} from "../mod.ts";
+import type { EmbeddedCoordinator, SeatRequest } from "../mod.ts";
 
-type Setup = { setup: "coordinator" | "p-limit"; request: SeatRequest; seats: number };
+type Setup = {
+  setup: "coordinator" | "p-limit";
+  request: SeatRequest;
+  seats: number;
+  metrics?: boolean;
+  checkout?: string;
+};
 type Message = Setup | { pairs: number } | { close: true };
 
 /** The worker's own scope (typed apart: the project is checked with the window's types). */
@@ -36,11 +39,15 @@ const scope = self as unknown as {
 let pairs: (n: number) => Promise<void> = () => Promise.reject(new Error("not set up"));
 let coordinator: EmbeddedCoordinator | null = null;
 
-function setUp(m: Setup): void {
+async function setUp(m: Setup): Promise<void> {
   if (m.setup === "coordinator") {
-    const c = coordinator = new EmbeddedCoordinator(
-      effectiveConfiguration(bootstrapConfiguration()),
-    );
+    const root = m.checkout === undefined ? new URL("..", import.meta.url).href : `${m.checkout}/`;
+    const apf = await import(`${root}mod.ts`);
+    const { FlowcontrolMetrics } = await import(`${root}src/observe/mod.ts`);
+    const c = coordinator = new apf.EmbeddedCoordinator(
+      apf.effectiveConfiguration(apf.bootstrapConfiguration()),
+      m.metrics === true ? { metrics: new FlowcontrolMetrics() } : {},
+    ) as EmbeddedCoordinator;
     pairs = async (n) => {
       for (let i = 0; i < n; i++) {
         const a = await c.acquire(m.request);
@@ -59,7 +66,7 @@ function setUp(m: Setup): void {
 scope.onmessage = async (e) => {
   const m = e.data;
   if ("setup" in m) {
-    setUp(m);
+    await setUp(m);
     scope.postMessage("ready");
   } else if ("pairs" in m) {
     const t0 = performance.now();

@@ -32,11 +32,15 @@
  * With `APF_BASELINE=<dir>` (another checkout), its coordinator on
  * `global-default` takes part in the uncontended rounds too.
  *
- * Then the coordinator on `global-default` and p-limit once more, each alone
- * in an isolate of its own (`_pairs_worker.ts`), as an application with one
- * coordinator runs it: in this isolate the coordinator's code serves five
- * variants, and V8's inline caches on its path are shared by all of them,
- * where p-limit's serve one.
+ * Then the coordinator on `global-default` (bare, and with a
+ * `FlowcontrolMetrics` observer as `apf()` gives it) and p-limit once more,
+ * each alone in an isolate of its own (`_pairs_worker.ts`), as an
+ * application with one coordinator runs it: in this isolate the
+ * coordinator's code serves five variants, and V8's inline caches on its
+ * path are shared by all of them, where p-limit's serve one. With
+ * `APF_BASELINE`, that checkout's two coordinators are there too, alone as
+ * well: the measure of a change to the coordinator's path, which the shared
+ * isolate skews in the baseline's favour (its code serves one variant).
  */
 
 // Outside references for this bench only, so kept out of deno.json's import map (the package's).
@@ -134,15 +138,19 @@ function queueSetPairs(qs: QueueSet): Pairs {
   };
 }
 
+/** `APF_BASELINE`, read only with the permission to (the documented command has none). */
+function baselineCheckout(): string | undefined {
+  const allowed = Deno.permissions.querySync({ name: "env", variable: "APF_BASELINE" });
+  return allowed.state === "granted" ? Deno.env.get("APF_BASELINE") : undefined;
+}
+
 /**
  * With `APF_BASELINE=<dir>` (another checkout, e.g. from `git archive`): its
  * coordinator on `global-default`, in the same rounds, to measure a change
  * against what it replaces.
  */
 async function baselineVariants(): Promise<[string, Pairs][]> {
-  // Without the permission to read it (the documented command), there is no baseline.
-  const allowed = Deno.permissions.querySync({ name: "env", variable: "APF_BASELINE" });
-  const dir = allowed.state === "granted" ? Deno.env.get("APF_BASELINE") : undefined;
+  const dir = baselineCheckout();
   if (dir === undefined) return [];
   const base = await import(`${dir}/mod.ts`);
   const c = new base.EmbeddedCoordinator(
@@ -362,8 +370,11 @@ print(
 
 // ---- alone, each in an isolate of its own ----------------------------------
 
+/** What a worker of `_pairs_worker.ts` sets up: a limiter, and for a coordinator its options. */
+type Isolated = { setup: "coordinator" | "p-limit"; metrics?: boolean; checkout?: string };
+
 /** A limiter in a worker of its own (`_pairs_worker.ts`), as `Pairs`. */
-async function isolated(setup: "coordinator" | "p-limit"): Promise<[Pairs, () => void]> {
+async function isolated(setup: Isolated): Promise<[Pairs, () => void]> {
   const worker = new Worker(new URL("./_pairs_worker.ts", import.meta.url).href, {
     type: "module",
   });
@@ -374,26 +385,52 @@ async function isolated(setup: "coordinator" | "p-limit"): Promise<[Pairs, () =>
       answer = resolve;
       worker.postMessage(message);
     });
-  await ask({ setup, request: seatRequest("global-default", HASH), seats: GLOBAL_DEFAULT_SEATS });
+  await ask({
+    ...setup,
+    request: seatRequest("global-default", HASH),
+    seats: GLOBAL_DEFAULT_SEATS,
+  });
   return [async (n) => void await ask({ pairs: n }), () => worker.postMessage({ close: true })];
 }
 
-// Timed by the main thread around each batch: the same for both, a message each way included.
-const [alone, closeAlone] = await isolated("coordinator");
-const [pLimitAlone, closePLimit] = await isolated("p-limit");
-const aloneVariants: [string, Pairs][] = [
-  ["coordinator, global-default, alone in a worker", alone],
-  ["p-limit(56), alone in a worker", pLimitAlone],
+// Timed by the main thread around each batch: the same for all, a message each way included.
+// With APF_BASELINE, that checkout's coordinator too, each alone as well: in this isolate its
+// code serves one variant where this checkout's serves five, which favours it.
+const baseline = baselineCheckout();
+const aloneSetups: [string, Isolated][] = [
+  ["coordinator, global-default, alone in a worker", { setup: "coordinator" }],
+  ["coordinator, global-default + FlowcontrolMetrics, alone", {
+    setup: "coordinator",
+    metrics: true,
+  }],
+  ...(baseline === undefined ? [] : [
+    ["coordinator of APF_BASELINE, global-default, alone", {
+      setup: "coordinator",
+      checkout: baseline,
+    }],
+    ["coordinator of APF_BASELINE + FlowcontrolMetrics, alone", {
+      setup: "coordinator",
+      metrics: true,
+      checkout: baseline,
+    }],
+  ] as [string, Isolated][]),
+  ["p-limit(56), alone in a worker", { setup: "p-limit" }],
 ];
+const aloneVariants: [string, Pairs][] = [];
+const closers: (() => void)[] = [];
+for (const [name, setup] of aloneSetups) {
+  const [run, close] = await isolated(setup);
+  aloneVariants.push([name, run]);
+  closers.push(close);
+}
 const a = await medians(aloneVariants, ROUNDS, 20_000);
 print(
   `each alone in an isolate of its own (a Worker; median of ${ROUNDS} interleaved batches of 20,000):`,
   aloneVariants,
   a,
-  1,
+  aloneVariants.length - 1,
 );
-closeAlone();
-closePLimit();
+for (const close of closers) close();
 
 const saturatedSteps: [string, Pairs][] = [];
 for (const [name, make] of saturatedVariants) saturatedSteps.push([name, await saturated(make())]);
