@@ -83,7 +83,7 @@ export class Http1Connection {
   idleSince = 0;
   expiresAt = 0;
   /** Where it is in its pool's list of connections in use, `-1` while in none (the pool's). */
-  busySlot = -1;
+  slot = -1;
   #conn: Deno.Conn;
   /** Its reads and writes. */
   #socket: Socket;

@@ -19,6 +19,7 @@
 
 import type { Clock, Timer } from "../fairqueuing/clock.ts";
 import { dial, type Http1Connection, type Origin } from "./_http1_connection.ts";
+import { addSlotted, removeSlotted } from "../_shared/slot_list.ts";
 
 /** The bounds of a pool. */
 export interface PoolBounds {
@@ -79,7 +80,7 @@ export class Http1Pool {
     for (let conn = this.#idle.pop(); conn !== undefined; conn = this.#idle.pop()) {
       if (conn.expiresAt > now && !conn.closed) {
         conn.busy();
-        this.#addBusy(conn);
+        addSlotted(this.#busy, conn);
         return conn;
       }
       void conn.close();
@@ -106,13 +107,13 @@ export class Http1Pool {
       await conn.close();
       throw new Error(`Cannot connect to ${this.origin.key}: the client is closed`);
     }
-    this.#addBusy(conn);
+    addSlotted(this.#busy, conn);
     return conn;
   }
 
   /** Where an exchange on a connection of this pool reports its end. */
   readonly done = (conn: Http1Connection, reusable: boolean, keepAliveMs: number | null): void => {
-    this.#removeBusy(conn);
+    removeSlotted(this.#busy, conn);
     const { clock, maxIdle, idleTimeoutMs } = this.#bounds;
     const timeoutMs = keepAliveMs === null
       ? idleTimeoutMs
@@ -139,27 +140,9 @@ export class Http1Pool {
     this.#timer = null;
     const all = [...this.#idle, ...this.#busy];
     this.#idle = [];
-    for (const conn of this.#busy) conn.busySlot = -1;
+    for (const conn of this.#busy) conn.slot = -1;
     this.#busy = [];
     await Promise.all(all.map((conn) => conn.close()));
-  }
-
-  #addBusy(conn: Http1Connection): void {
-    if (conn.busySlot >= 0) return;
-    conn.busySlot = this.#busy.length;
-    this.#busy.push(conn);
-  }
-
-  #removeBusy(conn: Http1Connection): void {
-    const busy = this.#busy;
-    const slot = conn.busySlot;
-    if (slot < 0 || busy[slot] !== conn) return;
-    const last = busy.pop()!;
-    if (last !== conn) {
-      busy[slot] = last;
-      last.busySlot = slot;
-    }
-    conn.busySlot = -1;
   }
 
   /** An idle connection the upstream closed (or wrote to out of turn). */

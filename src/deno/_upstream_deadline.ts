@@ -32,7 +32,7 @@ export class SeatLapsed extends Error {
  */
 export class UpstreamDeadline implements Deadline, BodyDeadline, CallCancel {
   readonly endsAt: number;
-  deadlineSlot = -1;
+  slot = -1;
   #deadlines: Deadlines;
   #controller: AbortController | null = null;
   #reason: DOMException | null = null;

@@ -15,9 +15,10 @@
  */
 
 import type { Clock, Timer } from "./clock.ts";
+import { addSlotted, removeSlotted, type Slotted } from "../_shared/slot_list.ts";
 
 /** One pending deadline: when it passes, and what it does then. */
-export interface Deadline {
+export interface Deadline extends Slotted {
   /** Clock time it passes at. */
   readonly endsAt: number;
   /** Called once when it passes (unless removed before). */
@@ -27,7 +28,7 @@ export interface Deadline {
    * set that watches it, `-1` while none does. Start it at `-1`; a deadline
    * is in one set at a time.
    */
-  deadlineSlot: number;
+  slot: number;
 }
 
 /** Options of {@linkcode Deadlines}. */
@@ -70,29 +71,17 @@ export class Deadlines {
       deadline.fire();
       return;
     }
-    // A slot of -1 is not read: an array read at a negative index is a named property's look-up
-    // through the prototypes, about 100 ns on V8 against a few for an element.
-    const slot = deadline.deadlineSlot;
-    if (slot >= 0 && this.#pending[slot] === deadline) return;
-    deadline.deadlineSlot = this.#pending.length;
-    this.#pending.push(deadline);
-    if (deadline.endsAt < this.#armedAt) this.#arm(deadline.endsAt);
+    if (addSlotted(this.#pending, deadline) && deadline.endsAt < this.#armedAt) {
+      this.#arm(deadline.endsAt);
+    }
   }
 
   /** Stops watching `deadline`; a no-op when it passed or was removed already. */
   remove(deadline: Deadline): void {
-    const pending = this.#pending;
-    const slot = deadline.deadlineSlot;
-    if (slot < 0 || pending[slot] !== deadline) return;
-    const last = pending.pop()!;
-    if (last !== deadline) {
-      pending[slot] = last;
-      last.deadlineSlot = slot;
-    }
-    deadline.deadlineSlot = -1;
+    if (!removeSlotted(this.#pending, deadline)) return;
     // An empty set keeps no timer, unless told to: nothing would hold the process (or a test)
     // open for it. One that keeps it lets it run out (it then stops) or be closed.
-    if (pending.length === 0 && this.#timer !== null && !this.#keepTimer) this.#disarm();
+    if (this.#pending.length === 0 && this.#timer !== null && !this.#keepTimer) this.#disarm();
   }
 
   /**
@@ -111,7 +100,7 @@ export class Deadlines {
     this.#disarm();
     const pending = this.#pending;
     this.#pending = [];
-    for (const d of pending) d.deadlineSlot = -1;
+    for (const d of pending) d.slot = -1;
     for (const d of pending) d.fire();
   }
 

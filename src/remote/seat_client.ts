@@ -98,7 +98,7 @@ class Pending implements Deadline {
   sent = false;
   /** Its signal was aborted before the acquire: the server decides (it may admit at once). */
   cancelOnSend = false;
-  deadlineSlot = -1;
+  slot = -1;
 
   constructor(
     readonly id: number,
@@ -495,7 +495,7 @@ export class SeatClient implements Coordinator, SeatOwner, TransportEvents {
     if (this.#renewal !== null || this.#heldCount === 0) return;
     const leaseMs = this.#transport.leaseMs;
     const renewal: Deadline = {
-      deadlineSlot: -1,
+      slot: -1,
       endsAt: this.#clock.now() + Math.max(1, leaseMs / 2),
       fire: () => {
         if (this.#renewal !== renewal) return;

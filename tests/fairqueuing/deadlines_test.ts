@@ -3,7 +3,7 @@ import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { type Deadline, Deadlines } from "../../src/fairqueuing/deadlines.ts";
 
 function deadline(endsAt: number, fired: number[]): Deadline {
-  return { endsAt, fire: () => fired.push(endsAt), deadlineSlot: -1 };
+  return { endsAt, fire: () => fired.push(endsAt), slot: -1 };
 }
 
 Deno.test("Deadlines fire each deadline once, at its time, on one timer", () => {
@@ -87,7 +87,7 @@ Deno.test("Deadlines: adds and removes in any order fire exactly the pending one
   assert.deepEqual(fired, expected, "each once, in time order");
   assert.equal(deadlines.size, 0);
   assert.equal(clock.pendingTimers, 0);
-  assert.ok(all.every((d) => d.deadlineSlot === -1), "no deadline keeps a slot");
+  assert.ok(all.every((d) => d.slot === -1), "no deadline keeps a slot");
 });
 
 Deno.test("Deadlines: adding a pending deadline again changes nothing; a removed one can come back", () => {
