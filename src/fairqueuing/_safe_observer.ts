@@ -1,6 +1,6 @@
 /**
- * The queue set's observer as the queue set calls it: every event there,
- * none throwing into the queue set (`QueueSetObserver` in `types.ts`).
+ * The wrapper through which a queue set calls its `QueueSetObserver`
+ * (`types.ts`).
  *
  * @module
  */
