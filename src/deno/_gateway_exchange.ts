@@ -34,7 +34,7 @@ import {
   type GatewayRequest,
   textReply,
 } from "./_gateway_server.ts";
-import { upstreamBody } from "./_upstream_body.ts";
+import { upstreamBody, UpstreamBodyFailed } from "./_upstream_body.ts";
 import { SeatLapsed, UpstreamDeadline } from "./_upstream_deadline.ts";
 import { outcomeOfStatus } from "../coordinator/adaptive_limit.ts";
 import { RELEASED_AS } from "../coordinator/release_outcome.ts";
@@ -122,15 +122,29 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
     const checked = reply.plain ? fields.length - APF_FIELD_ENTRIES : 0;
     let body = reply.body;
     if (body instanceof ReadableStream && req.method !== "HEAD") {
-      if (admission.initializesEarly(state, contentTypeOf(fields))) {
-        // Kubernetes gives a watch's seats back once it is initialized (KEP-1040).
-        seat.initialized();
-        seat.release();
-        body = await upstreamBody(body, reply.length, deadline, undefined);
-      } else {
-        // The seat follows the body: released when it ends, fails, or is read out for a client
-        // that left.
-        body = await upstreamBody(body, reply.length, deadline, seat, ended);
+      try {
+        if (admission.initializesEarly(state, contentTypeOf(fields))) {
+          // Kubernetes gives a watch's seats back once it is initialized (KEP-1040).
+          seat.initialized();
+          seat.release();
+          body = await upstreamBody(body, reply.length, deadline, { onFailure: bodyFailed(req) });
+        } else {
+          // The seat follows the body: released when it ends, fails, or is read out for a client
+          // that left.
+          body = await upstreamBody(body, reply.length, deadline, {
+            seat,
+            releasedAs: ended,
+            onFailure: bodyFailed(req),
+          });
+        }
+      } catch (e) {
+        if (!(e instanceof UpstreamBodyFailed)) throw e;
+        // Failed before any of it went out (reported): a clean 502 (a release after the first
+        // does nothing).
+        deadline.cancel();
+        seat.release(RELEASED_AS.error);
+        const failed = textReply(502, "Bad Gateway\n");
+        return { ...failed, fields: withApfFields(failed.fields, state) };
       }
     } else {
       deadline.cancel();
@@ -145,6 +159,11 @@ export function gatewayExchange(options: GatewayExchangeOptions): GatewayHandler
       body,
       lengthInFields: reply.length !== null,
     };
+  }
+
+  /** Tells `onError` of a response body the upstream failed mid-way (the client's fails too). */
+  function bodyFailed(req: GatewayRequest): ((e: unknown) => void) | undefined {
+    return onError === undefined ? undefined : (e) => onError(e, requestOf(req));
   }
 
   function admitted(

@@ -9,7 +9,7 @@
 
 import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
-import { upstreamBody } from "./_upstream_body.ts";
+import { upstreamBody, UpstreamBodyFailed } from "./_upstream_body.ts";
 import { outcomeOfStatus } from "../coordinator/adaptive_limit.ts";
 import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import { Deadlines } from "../fairqueuing/deadlines.ts";
@@ -121,14 +121,20 @@ export function reverseProxy(
       onError?.(new Error("the upstream sent both Transfer-Encoding and Content-Length"), req);
       return c.text("Bad Gateway\n", 502);
     }
-    const body = await upstreamBody(
-      res.body,
-      contentLengthOf(res.headers),
-      deadline,
-      req.method === "HEAD" ? undefined : state?.seat,
-      // A body that releases the seat states how it ended (one options object per outcome).
-      RELEASED_AS[outcomeOfStatus(res.status)],
-    );
+    let body;
+    try {
+      body = await upstreamBody(res.body, contentLengthOf(res.headers), deadline, {
+        seat: req.method === "HEAD" ? undefined : state?.seat,
+        // A body that releases the seat states how it ended (one options object per outcome).
+        releasedAs: RELEASED_AS[outcomeOfStatus(res.status)],
+        onFailure: onError === undefined ? undefined : (e) => onError(e, req),
+      });
+    } catch (e) {
+      if (!(e instanceof UpstreamBodyFailed)) throw e;
+      // Failed before any of it went out (reported): a clean 502; apf() releases the seat.
+      deadline.cancel();
+      return c.text("Bad Gateway\n", 502);
+    }
     // A Response made with another's Headers copies them as they are (no check per header).
     const out = new Response(body, {
       status: res.status,

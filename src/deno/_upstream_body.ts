@@ -36,6 +36,34 @@ export interface BodyDeadline {
   readonly passed: boolean;
 }
 
+/**
+ * The upstream's response body failed before its end (the connection
+ * closed or reset mid-body, or its framing broke): the stream the client
+ * reads fails with it, and `onFailure` has been told.
+ */
+export class UpstreamBodyFailed extends Error {
+  /** `"UpstreamBodyFailed"`. */
+  override name = "UpstreamBodyFailed";
+  /**
+   * Creates the error.
+   *
+   * @param cause Why the body failed (the upstream client's error).
+   */
+  constructor(cause: unknown) {
+    super("the upstream's response body failed before its end", { cause });
+  }
+}
+
+/** What the body stream does besides passing the bytes on. */
+export interface UpstreamBodyOptions {
+  /** The seat the body gives back once it ends or fails (none: the caller's affair). */
+  seat?: Seat | undefined;
+  /** How the upstream's work ended, stated with the release when the body ends (a learned limit). */
+  releasedAs?: ReleaseOptions | undefined;
+  /** Told when the upstream fails mid-body, before the client's stream fails. */
+  onFailure?: ((error: UpstreamBodyFailed) => void) | undefined;
+}
+
 const NOT_YET = Symbol("not yet");
 
 /**
@@ -59,17 +87,19 @@ type Read = Promise<ReadableStreamReadResult<Uint8Array>>;
 
 /**
  * The body to answer with: the bytes when they are all in hand (see the
- * module's documentation), else a stream of the body that gives `seat`
- * back itself (marked for `apf()`), with `releasedAs` (how the upstream's
- * work ended, for a learned limit). `contentLength` is the upstream's
- * `Content-Length` (`null` when absent or invalid).
+ * module's documentation), else a stream of the body that gives
+ * `options.seat` back itself (marked for `apf()`). `contentLength` is the
+ * upstream's `Content-Length` (`null` when absent or invalid).
+ *
+ * @throws {UpstreamBodyFailed} when the body fails before the answer is
+ * made (`options.onFailure` told, the seat not released): nothing of it has
+ * gone out, so the caller answers 502 and releases the seat.
  */
 export async function upstreamBody(
   body: ReadableStream<Uint8Array> | null,
   contentLength: number | null,
   deadline: BodyDeadline,
-  seat: Seat | undefined,
-  releasedAs?: ReleaseOptions,
+  options: UpstreamBodyOptions = {},
 ): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null> {
   if (body === null) return null;
   let reader: ReadableStreamBYOBReader;
@@ -77,24 +107,31 @@ export async function upstreamBody(
     reader = body.getReader({ mode: "byob" });
   } catch {
     // Not a byte stream (not Deno's fetch): stream it through a default reader.
-    return streamed(body.getReader(), null, contentLength, deadline, seat, releasedAs);
+    return streamed(body.getReader(), null, contentLength, deadline, options);
   }
   if (contentLength === null || contentLength > WHOLE_BODY_LIMIT) {
-    return streamed(reader, null, contentLength, deadline, seat, releasedAs);
+    return streamed(reader, null, contentLength, deadline, options);
   }
-  // One byte more than announced: a body longer than its Content-Length is not whole.
-  const first: Read = reader.read(new Uint8Array(contentLength + 1));
-  const got = await Promise.race([first, turn()]);
-  if (got === NOT_YET || got.done || got.value.byteLength !== contentLength) {
-    return streamed(reader, first, contentLength, deadline, seat, releasedAs);
+  try {
+    // One byte more than announced: a body longer than its Content-Length is not whole.
+    const first: Read = reader.read(new Uint8Array(contentLength + 1));
+    const got = await Promise.race([first, turn()]);
+    if (got === NOT_YET || got.done || got.value.byteLength !== contentLength) {
+      return streamed(reader, first, contentLength, deadline, options);
+    }
+    const end: Read = reader.read(new Uint8Array(1));
+    const ended = await Promise.race([end, turn()]);
+    if (ended === NOT_YET || !ended.done) {
+      return streamed(reader, end, contentLength, deadline, options, got.value);
+    }
+    // The buffer was made here: a plain ArrayBuffer.
+    return got.value as Uint8Array<ArrayBuffer>;
+  } catch (e) {
+    // Failed before any of it was passed on: the caller answers 502 instead, and releases the seat.
+    const failure = new UpstreamBodyFailed(e);
+    options.onFailure?.(failure);
+    throw failure;
   }
-  const end: Read = reader.read(new Uint8Array(1));
-  const ended = await Promise.race([end, turn()]);
-  if (ended === NOT_YET || !ended.done) {
-    return streamed(reader, end, contentLength, deadline, seat, releasedAs, got.value);
-  }
-  // The buffer was made here: a plain ArrayBuffer.
-  return got.value as Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -107,10 +144,10 @@ function streamed(
   pending: Read | null,
   contentLength: number | null,
   deadline: BodyDeadline,
-  seat: Seat | undefined,
-  releasedAs: ReleaseOptions | undefined,
+  options: UpstreamBodyOptions,
   head?: Uint8Array,
 ): ReadableStream<Uint8Array> {
+  const { seat, releasedAs, onFailure } = options;
   let left = contentLength ?? Infinity;
   const read = (): Read => {
     if (pending !== null) {
@@ -138,7 +175,9 @@ function streamed(
         if (cancelled) return;
         // The upstream failed mid-body: whatever its status said, its work ended in an error.
         seat?.release(RELEASED_AS.error);
-        throw e;
+        const failure = new UpstreamBodyFailed(e);
+        onFailure?.(failure);
+        throw failure;
       }
       if (cancelled) return;
       if (result.done) {

@@ -20,9 +20,11 @@ import type { Gateway, GatewayEnv, GatewayOptions, ListenAddress } from "./gatew
 import {
   type GuardedHandler,
   type GuardedServer,
+  internalError,
   serveDriven,
   serveGuarded,
 } from "./http_server.ts";
+import { UpstreamBodyFailed } from "./_upstream_body.ts";
 import { type ConnectionDriver, nativeDriver } from "./_deno_http.ts";
 import { gatewayDriver } from "./_gateway_server.ts";
 import { gatewayExchange } from "./_gateway_exchange.ts";
@@ -133,6 +135,7 @@ export function serveGateway(options: GatewayOptions): Gateway {
       hostname: listen.hostname,
       port: listen.port,
       onListen: (addr) => onListen?.(addr, "main"),
+      onError: mainListenerError,
     }));
     if (adminListen !== null) {
       // The admin listener is the operators' own: who reaches it may read it.
@@ -218,4 +221,16 @@ function checkAddress(name: string, addr: ListenAddress): ListenAddress {
     throw shaped ? valueError(port, message) : new TypeError(message);
   }
   return addr;
+}
+
+/**
+ * What the main listener answers when its handler or a response body
+ * fails: a body the upstream cut short was reported already (to
+ * `onUpstreamError`) and its head is out, so it is not a failure of ours
+ * to log; anything else is.
+ */
+function mainListenerError(error: unknown): Response {
+  return error instanceof UpstreamBodyFailed
+    ? new Response(null, { status: 502 })
+    : internalError(error);
 }

@@ -83,7 +83,11 @@ export interface GatewayOptions extends ConnectionLimits {
    * client refuses. See `upstream_client.ts` for what each supports.
    */
   upstreamClient?: "http1" | "fetch";
-  /** Told why the upstream could not be reached (each 502 or 504). */
+  /**
+   * Told why the upstream could not be reached (each 502 or 504), or why a
+   * response body it had begun failed before its end (an
+   * error named `UpstreamBodyFailed`, its `cause` the reason).
+   */
   onUpstreamError?: (error: unknown, request: Request) => void;
   /**
    * Seats come from this coordinator (for example `connectCoordinator(…)`,

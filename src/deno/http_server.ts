@@ -315,7 +315,8 @@ class Guarded implements GuardedServer {
   }
 }
 
-function internalError(error: unknown): Response {
+/** The default `onError`: logs the handler's failure, answers 500. */
+export function internalError(error: unknown): Response {
   console.error("serveGuarded: the handler failed:", error);
   return new Response("Internal Server Error\n", { status: 500 });
 }

@@ -11,6 +11,7 @@
 import { useDirectOps } from "../../src/deno/_socket.ts";
 import assert from "node:assert/strict";
 import { serveGateway } from "../../src/deno/mod.ts";
+import { UpstreamBodyFailed } from "../../src/deno/_upstream_body.ts";
 import type { GatewayOptions } from "../../src/deno/mod.ts";
 import {
   headerOf,
@@ -21,7 +22,8 @@ import {
   type Respond,
   sha256,
 } from "./raw_upstream.ts";
-import { within } from "./real_time.ts";
+import { waitFor, within } from "./real_time.ts";
+import { captureConsole } from "./console.ts";
 import { connectionConformance } from "./proxy_conformance_wire.ts";
 
 /** Runs `run` with a gateway (of client `kind`) in front of an upstream answering with `respond`. */
@@ -153,21 +155,45 @@ export function proxyConformance(
     });
   });
 
-  for (const framing of ["length", "chunked"] as const) {
-    test(`a body the upstream cuts short (${framing}) is never a complete 200`, async () => {
-      const part = "x".repeat(50_000);
+  // Cut after 50,000 bytes of 100,000 (a streamed body), after 5 of 100 (one small enough to be
+  // passed on whole), and before any byte of it.
+  const cuts = [["length", 100_000, 50_000], ["chunked", 100_000, 50_000], ["length", 100, 5], [
+    "length",
+    100,
+    0,
+  ]] as const;
+  for (const [framing, length, sent] of cuts) {
+    test(`a body the upstream cuts short (${framing}, ${sent} of ${length} bytes) is never a complete 200, and is reported as the upstream's failure`, async () => {
+      const part = "x".repeat(sent);
+      const reported: unknown[] = [];
+      using logged = captureConsole("error");
       await through(async (_req, conn) => {
         await conn.write(
           framing === "length"
-            ? `HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n${part}`
-            : `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc350\r\n${part}\r\n`,
+            ? `HTTP/1.1 200 OK\r\nContent-Length: ${length}\r\n\r\n${part}`
+            : `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${
+              length.toString(16)
+            }\r\n${part}`,
         );
         conn.close();
       }, async (base) => {
         const res = await fetch(`${base}/cut`);
-        if (res.status === 200) assert.ok(await bodyFails(res), "the body read to a clean end");
-        else assert.equal(res.status, 502);
-      });
+        if (res.status === 200) {
+          assert.ok(await bodyFails(res), "the body read to a clean end");
+          // Told once, as the upstream's: the head was out, so only the log can say why.
+          await waitFor(() => reported.length > 0, "the failure reported");
+          assert.equal(reported.length, 1);
+          assert.ok(reported[0] instanceof UpstreamBodyFailed, String(reported[0]));
+        } else {
+          // Nothing of it went out yet: a clean 502, its reason told.
+          assert.equal(res.status, 502);
+          assert.equal(await res.text(), "Bad Gateway\n");
+          assert.equal(reported.length, 1);
+        }
+      }, { onUpstreamError: (e) => reported.push(e) });
+      // Not a failure of the gateway's own (Deno.serve hands a failed body to the listener's
+      // onError, and Hono a handler's throw to its own, which must not log it or answer 500).
+      assert.deepEqual(logged.lines(), []);
     });
   }
 

@@ -4,6 +4,7 @@ import { SERVE_USAGE } from "../../src/cli/serve.ts";
 import { serveCoordinator } from "../../src/deno/coordinator_server.ts";
 import { sleep } from "../_helpers/real_time.ts";
 import { closedPort, testUpstream } from "../_helpers/upstream.ts";
+import { rawUpstream } from "../_helpers/raw_upstream.ts";
 import { readUntil, run, spawnApf, stopApf } from "../_helpers/cli.ts";
 
 Deno.test("apf serve --help prints the options", async () => {
@@ -317,6 +318,43 @@ Deno.test('apf serve: an upstream error names the target and the cause, not only
   );
   assert.ok(!err.includes("secret"), "the query stays out of the log");
 });
+
+for (const client of ["http1", "fetch"] as const) {
+  Deno.test(`apf serve (${client}): a response body the upstream cuts short is logged as the upstream's error, not the gateway's`, async () => {
+    await using upstream = rawUpstream(async (_req, conn) => {
+      await conn.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello");
+      await sleep(20);
+      conn.close();
+    });
+    await using apf = spawnApf([
+      "serve",
+      "--upstream",
+      upstream.url,
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream-client",
+      client,
+    ]);
+    const [, gw] = await readUntil(
+      apf.stdout,
+      /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+      apf.seen,
+    );
+    const res = await fetch(`http://127.0.0.1:${gw}/cut`);
+    assert.equal(res.status, 200, "the head went out before the body was cut");
+    await assert.rejects(res.arrayBuffer());
+    await stopApf(apf);
+    const err = await apf.stderr;
+    assert.match(
+      err,
+      new RegExp(
+        `^apf serve: upstream error: GET ${upstream.url}/cut: the upstream's response body failed before its end: .+$`,
+        "m",
+      ),
+    );
+    assert.doesNotMatch(err, /handler failed/);
+  });
+}
 
 Deno.test("apf serve and apf coordinator name the address and the flag when it is taken", async () => {
   using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
