@@ -37,21 +37,15 @@ import { sleep, waitFor, within } from "../_helpers/real_time.ts";
 import { tenantsManifest } from "../_helpers/tenants.ts";
 import { systemClock } from "../../mod.ts";
 import { smallConfig } from "./_helpers.ts";
+import { faultSeed } from "../_helpers/fault_seed.ts";
 
 const DEFAULT_SEED = 0x27_f4a1;
-const SEED = seedFromEnv() ?? DEFAULT_SEED;
+const SEED = faultSeed(DEFAULT_SEED);
 const CLIENTS = 12;
 const REQUESTS_PER_CLIENT = 25;
 const REQUEST_TIMEOUT_MS = 400;
 /** Scheduling slack allowed past the request timeout (a loaded machine's timers run late). */
 const SLACK_MS = 2_000;
-
-function seedFromEnv(): number | null {
-  const granted = Deno.permissions.querySync({ name: "env", variable: "APF_FAULT_SEED" });
-  if (granted.state !== "granted") return null;
-  const raw = Deno.env.get("APF_FAULT_SEED");
-  return raw === undefined ? null : Number(raw) >>> 0;
-}
 
 const FATES = [
   "whole",

@@ -35,10 +35,11 @@ import { effectiveFromWire } from "../../src/protocol/wire_configuration.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
 import { limited } from "../_helpers/coordinator_config.ts";
 import { sleep, within } from "../_helpers/real_time.ts";
+import { faultSeed } from "../_helpers/fault_seed.ts";
 
 /** The default seed; change it here, or set APF_FAULT_SEED with --allow-env=APF_FAULT_SEED. */
 const DEFAULT_SEED = 0x0a9f_2024;
-const SEED = seedFromEnv() ?? DEFAULT_SEED;
+const SEED = faultSeed(DEFAULT_SEED);
 /** Operations of the run (faults included). */
 const OPS = 3_000;
 /** Operations between two checkpoints. */
@@ -50,13 +51,6 @@ const MARGIN_MS = 50;
 const SLACK_MS = 400;
 /** The wait limits of the acquires, in ms. */
 const WAIT_LIMITS_MS = [0, 10, 40, 100, 150, 600];
-
-function seedFromEnv(): number | null {
-  const granted = Deno.permissions.querySync({ name: "env", variable: "APF_FAULT_SEED" });
-  if (granted.state !== "granted") return null;
-  const raw = Deno.env.get("APF_FAULT_SEED");
-  return raw === undefined ? null : Number(raw) >>> 0;
-}
 
 /** mulberry32: a small seeded PRNG with uniform output in [0, 1). */
 function mulberry32(seed: number): () => number {
