@@ -141,6 +141,25 @@ Deno.test("gateway wire: HTTP/1.1 with Connection: close gets connection: close,
   await client.expectClosed(2_000);
 });
 
+Deno.test("gateway wire: a client that half-closes its side after sending still gets its answer", async () => {
+  // RFC 9112 §9.6: a client may close its sending side once the request is out; the end of
+  // its stream is not a client gone (Deno.serve, the fetch upstream client's server, closes).
+  await using upstream = testUpstream();
+  await using gateway = gatewayFor(upstream.url);
+  using client = await WireClient.open(gateway.addr.port);
+  await client.send("GET /half HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n");
+  await client.conn.closeWrite();
+  const res = await client.readResponse();
+  assert.equal(res.head.status, 200);
+  assert.equal(res.body, "ok /half");
+  assertAdmitted(res.head);
+  await client.expectClosed(2_000);
+  await waitFor(
+    () => gateway.middleware.snapshot()!.levels.every((l) => l.queueSet.seatsInUse === 0),
+    "the seat back",
+  );
+});
+
 // 4. Requests refused before the upstream.
 
 const PAD_LINE = `X-Pad: ${"a".repeat(1_000)}\r\n`;
