@@ -181,12 +181,13 @@ export class PriorityLevelObserver implements QueueSetObserver {
   /** A request started executing after waiting `waitedMs`. */
   dispatched(request: QueueSetRequest, waitedMs: number): void {
     const s = this.#flow(request);
+    const seats = maxSeats(request);
     // A dispatched request keeps its queue (for the completion bookkeeping).
     if (request.queueIndex >= 0) this.#leaveQueue(s, request);
-    else s.work.observe(maxSeats(request));
+    else s.work.observe(seats);
     s.dispatched.inc();
     s.executing.inc();
-    s.executingSeats.inc(maxSeats(request));
+    s.executingSeats.inc(seats);
     if (!this.exempt) s.wait(true).observe(waitedMs / 1000);
   }
 
