@@ -356,6 +356,58 @@ for (const client of ["http1", "fetch"] as const) {
   });
 }
 
+const tlsFixture = (name: string) => new URL(`../fixtures/tls/${name}`, import.meta.url).pathname;
+
+for (const client of ["http1", "fetch"] as const) {
+  Deno.test(`apf serve (${client}): an HTTPS upstream signed by a private CA is verified with DENO_CERT, and refused without it`, async () => {
+    const upstream = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: Deno.readTextFileSync(tlsFixture("test_only_127.0.0.1.pem")),
+      key: Deno.readTextFileSync(tlsFixture("test_only_127.0.0.1.key.pem")),
+      onListen: () => {},
+      onError: () => new Response(null, { status: 500 }),
+    }, (req) => new Response(`tls ${new URL(req.url).pathname}`));
+    try {
+      for (const trusted of [true, false]) {
+        await using apf = spawnApf([
+          "serve",
+          "--upstream",
+          `https://127.0.0.1:${upstream.addr.port}`,
+          "--listen",
+          "127.0.0.1:0",
+          "--upstream-client",
+          client,
+        ], trusted ? { env: { DENO_CERT: tlsFixture("test_only_ca.pem") } } : {});
+        const [, gw] = await readUntil(
+          apf.stdout,
+          /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+          apf.seen,
+        );
+        const res = await fetch(`http://127.0.0.1:${gw}/secure`);
+        if (trusted) {
+          assert.equal(res.status, 200);
+          assert.equal(await res.text(), "tls /secure");
+        } else {
+          // An unknown issuer is an upstream error, said so in the log: never a plain-text retry.
+          assert.equal(res.status, 502);
+          await res.body?.cancel();
+        }
+        await stopApf(apf);
+        const err = await apf.stderr;
+        if (!trusted) {
+          assert.match(
+            err,
+            /apf serve: upstream error: GET https:\/\/127\.0\.0\.1:\d+\/secure: .+/,
+          );
+        }
+      }
+    } finally {
+      await upstream.shutdown();
+    }
+  });
+}
+
 Deno.test("apf serve and apf coordinator name the address and the flag when it is taken", async () => {
   using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const taken = `127.0.0.1:${(busy.addr as Deno.NetAddr).port}`;
