@@ -25,6 +25,7 @@
 
 import { Context, type MiddlewareHandler } from "hono";
 import { apf as apfHere } from "../src/hono/mod.ts";
+import { ALICE, APF_FIELDS } from "./_apf_fields.ts";
 
 const apfDir = Deno.env.get("APF_DIR");
 const apf: typeof apfHere = apfDir === undefined
@@ -35,7 +36,8 @@ const ROUNDS = 51;
 const BATCH = 20_000;
 
 const request = new Request("http://127.0.0.1:8000/");
-const alice = { name: "alice", groups: ["dev"] };
+const alice = ALICE;
+const [[FS_NAME, FS_UID], [PL_NAME, PL_UID], [TIMING_NAME, TIMING]] = APF_FIELDS;
 
 type Handler = (c: Context, next: () => Promise<void>) => Promise<unknown>;
 
@@ -56,13 +58,13 @@ function batch(middleware: Handler): (n: number) => Promise<void> {
 const noop: MiddlewareHandler = async (_c, next) => {
   await next();
 };
-/** The no-op plus the three response headers apf() adds, set the same way (wrk's `hdrafter`). */
+/** The no-op plus the three response fields apf() adds (names and values), set the same way (wrk's `hdrafter`). */
 const hdrafter: MiddlewareHandler = async (c, next) => {
   await next();
   const h = c.res.headers;
-  h.set("X-A", "a");
-  h.set("X-B", "b");
-  h.append("Server-Timing", "apf;dur=0");
+  h.set(FS_NAME, FS_UID);
+  h.set(PL_NAME, PL_UID);
+  h.append(TIMING_NAME, TIMING);
 };
 const apfMiddleware = apf({ identify: () => alice });
 

@@ -11,8 +11,9 @@
  *   limit's overhead: `REFERENCE=apf bench/hono_wrk.sh 5 8 16 "apf apf-auto"`);
  * - `ratelimit`: hono-rate-limiter with its memory store, a limit it never reaches;
  * - diagnostics, each the no-op middleware plus one thing `apf()` does:
- *   `signal` reads `c.req.raw.signal`; `hdr` sets three headers with
- *   `c.header()` before `next()`; `hdrafter` sets them on `c.res` after it;
+ *   `signal` reads `c.req.raw.signal`; `hdr` sets the three fields `apf()`
+ *   adds (the same names and values, `_apf_fields.ts`) with `c.header()`
+ *   before `next()`; `hdrafter` sets them on `c.res` after it;
  * - `apf-base`: `apf` from another checkout (`APF_BASELINE=<dir>`, e.g. from
  *   `git archive`), to compare a change with what it replaces in one run.
  *
@@ -26,6 +27,7 @@ import { Hono } from "hono";
 // deno-lint-ignore no-import-prefix
 import { rateLimiter } from "npm:hono-rate-limiter@0.5.4";
 import { apf as apfHere } from "../src/hono/mod.ts";
+import { ALICE, APF_FIELDS } from "./_apf_fields.ts";
 
 const VARIANTS = [
   "bare",
@@ -49,7 +51,9 @@ if (!VARIANTS.includes(variant)) {
 const port = Number(Deno.args[1] ?? 8000);
 
 const app = new Hono();
-const alice = { name: "alice", groups: ["dev"] };
+const alice = ALICE;
+// The fields apf() adds, for the header-setting no-ops: the same names and values.
+const [[FS_NAME, FS_UID], [PL_NAME, PL_UID], [TIMING_NAME, TIMING]] = APF_FIELDS;
 const apf: typeof apfHere = variant === "apf-base"
   ? (await import(`${Deno.env.get("APF_BASELINE")}/src/hono/mod.ts`)).apf
   : apfHere;
@@ -78,9 +82,9 @@ switch (variant) {
     break;
   case "hdr":
     app.use(async (c, next) => {
-      c.header("X-A", "a");
-      c.header("X-B", "b");
-      c.header("Server-Timing", "apf;dur=0", { append: true });
+      c.header(FS_NAME, FS_UID);
+      c.header(PL_NAME, PL_UID);
+      c.header(TIMING_NAME, TIMING, { append: true });
       await next();
     });
     break;
@@ -88,9 +92,9 @@ switch (variant) {
     app.use(async (c, next) => {
       await next();
       const h = c.res.headers;
-      h.set("X-A", "a");
-      h.set("X-B", "b");
-      h.append("Server-Timing", "apf;dur=0");
+      h.set(FS_NAME, FS_UID);
+      h.set(PL_NAME, PL_UID);
+      h.append(TIMING_NAME, TIMING);
     });
     break;
   case "ratelimit":
