@@ -10,6 +10,7 @@
 import type { Context } from "hono";
 import type { Clock } from "../fairqueuing/clock.ts";
 import { upstreamBody, UpstreamBodyFailed } from "./_upstream_body.ts";
+import { WatchedBody } from "./_client_body.ts";
 import { outcomeOfStatus } from "../coordinator/adaptive_limit.ts";
 import { RELEASED_AS } from "../coordinator/release_outcome.ts";
 import { Deadlines } from "../fairqueuing/deadlines.ts";
@@ -77,6 +78,13 @@ export function reverseProxy(
       return c.text(TOO_MANY_REQUESTS_BODY, 429, { "Retry-After": "1" });
     }
     let res: Response;
+    // A chunked body is watched, so that its failure (its framing is the client's to get right)
+    // is told apart from the upstream's; it goes on chunked either way. A body by length goes
+    // on as it is, which keeps its length (fetch sends a body of its own making chunked): it can
+    // only break off, which aborts the request's signal.
+    const sent = req.body === null || req.headers.has("content-length")
+      ? null
+      : new WatchedBody(req.body);
     try {
       res = await client.fetch(target, {
         method: req.method,
@@ -85,7 +93,7 @@ export function reverseProxy(
           clientAddressOf(c.env?.remoteAddr),
           client.decodesContent,
         ),
-        body: req.body,
+        body: sent === null ? req.body : sent.stream,
         signal: deadline.signal,
       });
     } catch (e) {
@@ -93,6 +101,11 @@ export function reverseProxy(
       if (req.signal.aborted) {
         // The client is gone and will not read this; 499 is nginx's "client closed request".
         return new Response(null, { status: 499 });
+      }
+      if (sent?.failed === true) {
+        // The client's body broke off or was malformed: its error, not the upstream's (RFC
+        // 9110 §15.5.1). Deno.serve closes the connection after it by itself.
+        return c.text("Bad Request\n", 400);
       }
       onError?.(e, req);
       // Like Go's ReverseProxy: the reason goes to the log, not to the client.

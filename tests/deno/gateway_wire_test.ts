@@ -685,32 +685,68 @@ Deno.test("gateway wire: OPTIONS * (asterisk-form) is refused with 400, as nginx
   assert.equal(upstream.requests.length, 0);
 });
 
-Deno.test("gateway wire: a malformed chunk that comes after the request went upstream is a 400, not a 502", async () => {
-  const errors: unknown[] = [];
-  const bodies: string[] = [];
-  await using upstream = testUpstream({
-    handle: async (req) => {
-      try {
-        bodies.push(`complete: ${await req.text()}`);
-      } catch {
-        bodies.push("failed");
-      }
-      return new Response("read");
-    },
+for (const upstreamClient of ["http1", "fetch"] as const) {
+  // With `fetch`, the gateway listens on Deno.serve, whose own server reads the client's body.
+  Deno.test(`gateway wire (${upstreamClient}): a malformed chunk that comes after the request went upstream is a 400, not a 502`, async () => {
+    const errors: unknown[] = [];
+    const bodies: string[] = [];
+    await using upstream = testUpstream({
+      handle: async (req) => {
+        try {
+          bodies.push(`complete: ${await req.text()}`);
+        } catch {
+          bodies.push("failed");
+        }
+        return new Response("read");
+      },
+    });
+    await using gateway = gatewayFor(upstream.url, {
+      upstreamClient,
+      onUpstreamError: (e) => errors.push(e),
+    });
+    using client = await WireClient.open(gateway.addr.port);
+    await client.send("POST /bad-chunk HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n");
+    await waitFor(() => upstream.received.length === 1, "the request to go upstream");
+    // Not a chunk-size line: the body's framing is invalid (RFC 9112 §7.1).
+    await client.trySend("zz\r\nabc\r\n0\r\n\r\n");
+    const res = await client.readResponse({ method: "POST" });
+    // RFC 9110 §15.5.1: invalid request message framing is the client's error, a 400; a 502 says
+    // the upstream sent an invalid response, and tells onUpstreamError so.
+    assert.equal(res.head.status, 400, res.head.raw);
+    assert.equal(fieldOf(res.head, "connection")?.toLowerCase(), "close");
+    await client.expectClosed(2_000);
+    assert.deepEqual(errors.map(String), [], "the upstream is not to blame");
+    await waitFor(() => bodies.length === 1, "the upstream to see the body end");
+    assert.deepEqual(bodies, ["failed"]);
   });
-  await using gateway = gatewayFor(upstream.url, { onUpstreamError: (e) => errors.push(e) });
-  using client = await WireClient.open(gateway.addr.port);
-  await client.send("POST /bad-chunk HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n");
-  await waitFor(() => upstream.received.length === 1, "the request to go upstream");
-  // Not a chunk-size line: the body's framing is invalid (RFC 9112 §7.1).
-  await client.trySend("zz\r\nabc\r\n0\r\n\r\n");
-  const res = await client.readResponse({ method: "POST" });
-  // RFC 9110 §15.5.1: invalid request message framing is the client's error, a 400; a 502 says
-  // the upstream sent an invalid response, and tells onUpstreamError so.
-  assert.equal(res.head.status, 400, res.head.raw);
-  assert.equal(fieldOf(res.head, "connection")?.toLowerCase(), "close");
-  await client.expectClosed(2_000);
-  assert.deepEqual(errors.map(String), [], "the upstream is not to blame");
-  await waitFor(() => bodies.length === 1, "the upstream to see the body end");
-  assert.deepEqual(bodies, ["failed"]);
-});
+
+  Deno.test(`gateway wire (${upstreamClient}): a chunked body the client breaks off after the request went upstream is not the upstream's error`, async () => {
+    const errors: unknown[] = [];
+    const bodies: string[] = [];
+    await using upstream = testUpstream({
+      handle: async (req) => {
+        try {
+          bodies.push(`complete: ${await req.text()}`);
+        } catch {
+          bodies.push("failed");
+        }
+        return new Response("read");
+      },
+    });
+    await using gateway = gatewayFor(upstream.url, {
+      upstreamClient,
+      onUpstreamError: (e) => errors.push(e),
+    });
+    const client = await WireClient.open(gateway.addr.port);
+    await client.send(
+      "POST /cut HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+    );
+    await waitFor(() => upstream.received.length === 1, "the request to go upstream");
+    client.close();
+    await waitFor(() => bodies.length === 1, "the upstream to see the body end");
+    assert.deepEqual(bodies, ["failed"]);
+    // The exchange has failed by now; give a report a moment to arrive.
+    await sleep(50);
+    assert.deepEqual(errors.map(String), [], "the upstream is not to blame");
+  });
+}
