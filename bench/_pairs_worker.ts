@@ -9,8 +9,11 @@
  * Messages: `{ setup: "coordinator" | "p-limit", request, seats, metrics?,
  * checkout? }` (answers `"ready"`; with `metrics`, the coordinator has a
  * `FlowcontrolMetrics` observer, as `apf()` gives it; with `checkout`, the
- * coordinator is that directory's, another checkout of the project), `{
- * pairs: n }` (answers the milliseconds `n` pairs took), `{ close: true }`.
+ * coordinator is that directory's, another checkout of the project; with
+ * `countingClock`, its clock is a counter that moves 0.3 µs a read: every
+ * step of the pair, the time-dependent ones included, without a call into
+ * the runtime for the time), `{ pairs: n }` (answers the milliseconds `n`
+ * pairs took), `{ close: true }`.
  *
  * @module
  */
@@ -26,6 +29,7 @@ type Setup = {
   seats: number;
   metrics?: boolean;
   checkout?: string;
+  countingClock?: boolean;
 };
 type Message = Setup | { pairs: number } | { close: true };
 
@@ -44,9 +48,15 @@ async function setUp(m: Setup): Promise<void> {
     const root = m.checkout === undefined ? new URL("..", import.meta.url).href : `${m.checkout}/`;
     const apf = await import(`${root}mod.ts`);
     const { FlowcontrolMetrics } = await import(`${root}src/observe/mod.ts`);
+    let ms = 0;
     const c = coordinator = new apf.EmbeddedCoordinator(
       apf.effectiveConfiguration(apf.bootstrapConfiguration()),
-      m.metrics === true ? { metrics: new FlowcontrolMetrics() } : {},
+      {
+        ...(m.metrics === true && { metrics: new FlowcontrolMetrics() }),
+        ...(m.countingClock === true && {
+          clock: { now: () => (ms += 0.0003), setTimer: apf.systemClock.setTimer },
+        }),
+      },
     ) as EmbeddedCoordinator;
     pairs = async (n) => {
       for (let i = 0; i < n; i++) {

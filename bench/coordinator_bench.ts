@@ -32,8 +32,10 @@
  * With `APF_BASELINE=<dir>` (another checkout), its coordinator on
  * `global-default` takes part in the uncontended rounds too.
  *
- * Then the coordinator on `global-default` (bare, and with a
- * `FlowcontrolMetrics` observer as `apf()` gives it) and p-limit once more,
+ * Then the coordinator on `global-default` (bare, with a
+ * `FlowcontrolMetrics` observer as `apf()` gives it, and on a clock that
+ * only counts: what the pair costs but for the runtime's clock, two calls
+ * of `performance.now()` a pair) and p-limit once more,
  * each alone in an isolate of its own (`_pairs_worker.ts`), as an
  * application with one coordinator runs it: in this isolate the
  * coordinator's code serves five variants, and V8's inline caches on its
@@ -371,7 +373,12 @@ print(
 // ---- alone, each in an isolate of its own ----------------------------------
 
 /** What a worker of `_pairs_worker.ts` sets up: a limiter, and for a coordinator its options. */
-type Isolated = { setup: "coordinator" | "p-limit"; metrics?: boolean; checkout?: string };
+type Isolated = {
+  setup: "coordinator" | "p-limit";
+  metrics?: boolean;
+  checkout?: string;
+  countingClock?: boolean;
+};
 
 /** A limiter in a worker of its own (`_pairs_worker.ts`), as `Pairs`. */
 async function isolated(setup: Isolated): Promise<[Pairs, () => void]> {
@@ -402,6 +409,11 @@ const aloneSetups: [string, Isolated][] = [
   ["coordinator, global-default + FlowcontrolMetrics, alone", {
     setup: "coordinator",
     metrics: true,
+  }],
+  // Every step of the pair, the time-dependent ones included, without the runtime's clock.
+  ["coordinator, global-default, a counting clock, alone", {
+    setup: "coordinator",
+    countingClock: true,
   }],
   ...(baseline === undefined ? [] : [
     ["coordinator of APF_BASELINE, global-default, alone", {
