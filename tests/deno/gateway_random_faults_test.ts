@@ -6,7 +6,9 @@
  * byte, garbage, a length longer than the body, a head later than the
  * request timeout, a body delimited by the close, a 503, a close in the
  * middle of the head. On the client's: an abort at a random moment, the
- * body cancelled unread, a POST with a body. Seats are few and queues
+ * body cancelled unread, a POST with a body by length or streamed
+ * (chunked), a streamed one sometimes broken off by the client itself (a
+ * `400` if it gets an answer at all). Seats are few and queues
  * short, so requests also wait, time out waiting and are rejected.
  *
  * Checked: every request settles in bounded time; its status is one the
@@ -82,7 +84,7 @@ const CUT: ReadonlySet<Fate> = new Set(["chunked-cut", "short"]);
 
 /** The upstream acts out the fate named in the target: `/fate/<fate>/<delay ms>`. */
 const respond: Respond = async (req, conn) => {
-  const [, , fate, delay] = req.target.split("/") as [string, string, Fate, string];
+  const [, , fate, delay] = req.target.split("?")[0]!.split("/") as [string, string, Fate, string];
   const write = async (text: string) => {
     if (!conn.closed) await conn.write(text).catch(() => {});
   };
@@ -126,10 +128,31 @@ const respond: Respond = async (req, conn) => {
   }
 };
 
+/**
+ * A streamed request body of `length` bytes in two chunks a moment apart,
+ * or, with `breaks`, one chunk and then an error: the client's fetch gives
+ * up on the request mid-body.
+ */
+function clientBody(length: number, breaks: boolean): ReadableStream<Uint8Array> {
+  const half = new TextEncoder().encode("x".repeat(Math.ceil(length / 2) + 1));
+  let sent = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (sent++ === 0) return controller.enqueue(half);
+      await sleep(5);
+      if (breaks) return controller.error(new Error("the client broke its body off"));
+      controller.enqueue(half);
+      controller.close();
+    },
+  });
+}
+
 /** What happened to one request, for the failure message. */
 interface Outcome {
   fate: Fate;
   method: string;
+  /** The client broke its own streamed body off. */
+  brokeBody: boolean;
   aborted: boolean;
   status: number | "aborted";
   body: string | "cancelled" | "failed" | "unread";
@@ -142,6 +165,8 @@ function check(o: Outcome): void {
     return;
   }
   if (o.status === 429) return;
+  // A body the client broke off is its own error (RFC 9110 §15.5.1), whatever the fate.
+  if (o.brokeBody && o.status === 400) return;
   const allowed = ALLOWED[o.fate];
   assert.ok(allowed.statuses.includes(o.status), `status not allowed for the fate: ${what}`);
   if (o.status !== 200 || o.body === "cancelled") return;
@@ -160,6 +185,8 @@ for (const kind of ["http1", "fetch"] as const) {
     const random = xorshift(SEED);
     using logged = captureConsole("error");
     const reported: unknown[] = [];
+    /** The URL of each request whose failure was reported as the upstream's. */
+    const blamed: string[] = [];
     await using upstream = rawUpstream(respond);
     await using gateway = serveGateway({
       upstream: upstream.url,
@@ -167,7 +194,10 @@ for (const kind of ["http1", "fetch"] as const) {
       upstreamClient: kind,
       trustIdentityHeaders: true,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
-      onUpstreamError: (e) => reported.push(e),
+      onUpstreamError: (e, request) => {
+        reported.push(e);
+        blamed.push(request.url);
+      },
       // 5 seats for `tenants` (5 of 10 shares), 8 queues of 2: requests wait and are rejected.
       config: smallConfig(
         tenantsManifest({ shares: 5, queues: 8, handSize: 2, queueLengthLimit: 2 }),
@@ -184,6 +214,8 @@ for (const kind of ["http1", "fetch"] as const) {
       const abortAfterMs = random() < 0.25 ? random() * 60 : -1;
       const cancelBody = random() < 0.15;
       const post = random() < 0.2;
+      const streamed = post && random() < 0.5;
+      const breaksBody = streamed && random() < 0.4;
       const controller = new AbortController();
       const timer = abortAfterMs < 0
         ? null
@@ -191,18 +223,21 @@ for (const kind of ["http1", "fetch"] as const) {
       const outcome: Outcome = {
         fate,
         method: post ? "POST" : "GET",
+        brokeBody: breaksBody,
         aborted: false,
         status: "aborted",
         body: "unread",
       };
       try {
-        const res = await fetch(`${base}/fate/${fate}/${delay}`, {
+        // The query marks a body the client breaks off, for the reports' check.
+        const res = await fetch(`${base}/fate/${fate}/${delay}${breaksBody ? "?broken" : ""}`, {
           method: outcome.method,
           headers: {
             "X-Remote-User": `user-${client % 4}`,
             "X-Remote-Group": "system:authenticated",
           },
-          ...(post && { body: "x".repeat(delay * 50) }),
+          ...(post &&
+            { body: streamed ? clientBody(delay * 50, breaksBody) : "x".repeat(delay * 50) }),
           signal: controller.signal,
         });
         outcome.status = res.status;
@@ -217,12 +252,14 @@ for (const kind of ["http1", "fetch"] as const) {
           }
         }
       } catch (e) {
-        if (!(e instanceof DOMException && e.name === "AbortError")) throw e;
+        // A client that broke its body off sees its own fetch fail.
+        if (!(e instanceof DOMException && e.name === "AbortError") && !breaksBody) throw e;
       } finally {
         timer?.cancel();
-        outcome.aborted = controller.signal.aborted;
+        outcome.aborted = controller.signal.aborted || breaksBody;
       }
       count(`fate ${fate}`);
+      if (breaksBody) count("broke body");
       count(`status ${outcome.status}`);
       if (
         CUT.has(fate) && outcome.status === 200 && outcome.body === "failed" && !outcome.aborted
@@ -258,6 +295,13 @@ for (const kind of ["http1", "fetch"] as const) {
       } seen cut short`,
     );
     assert.deepEqual(logged.lines(), [], `seed ${SEED}: logged as the gateway's own failures`);
+    // A body the client broke off is never the upstream's failure.
+    assert.ok(seen.has("broke body"), `seed ${SEED}: no client broke its body off`);
+    assert.deepEqual(
+      blamed.filter((url) => url.endsWith("?broken")),
+      [],
+      `seed ${SEED}: the upstream blamed for bodies the client broke off`,
+    );
 
     // Seats follow the upstream: each comes back once its exchange ends, within the timeout.
     const idle = () =>
