@@ -685,25 +685,36 @@ Deno.test("gateway wire: OPTIONS * (asterisk-form) is refused with 400, as nginx
   assert.equal(upstream.requests.length, 0);
 });
 
+/**
+ * A gateway with `upstreamClient` in front of an upstream that notes how each request body
+ * ended (`complete: …` or `failed`), and what the gateway reported as the upstream's errors.
+ */
+function bodyWatch(upstreamClient: "http1" | "fetch") {
+  const errors: unknown[] = [];
+  const bodies: string[] = [];
+  const upstream = testUpstream({
+    handle: async (req) => {
+      try {
+        bodies.push(`complete: ${await req.text()}`);
+      } catch {
+        bodies.push("failed");
+      }
+      return new Response("read");
+    },
+  });
+  const gateway = gatewayFor(upstream.url, {
+    upstreamClient,
+    onUpstreamError: (e) => errors.push(e),
+  });
+  return { errors, bodies, upstream, gateway };
+}
+
 for (const upstreamClient of ["http1", "fetch"] as const) {
   // With `fetch`, the gateway listens on Deno.serve, whose own server reads the client's body.
   Deno.test(`gateway wire (${upstreamClient}): a malformed chunk that comes after the request went upstream is a 400, not a 502`, async () => {
-    const errors: unknown[] = [];
-    const bodies: string[] = [];
-    await using upstream = testUpstream({
-      handle: async (req) => {
-        try {
-          bodies.push(`complete: ${await req.text()}`);
-        } catch {
-          bodies.push("failed");
-        }
-        return new Response("read");
-      },
-    });
-    await using gateway = gatewayFor(upstream.url, {
-      upstreamClient,
-      onUpstreamError: (e) => errors.push(e),
-    });
+    const { errors, bodies, upstream, gateway } = bodyWatch(upstreamClient);
+    await using _upstream = upstream;
+    await using _gateway = gateway;
     using client = await WireClient.open(gateway.addr.port);
     await client.send("POST /bad-chunk HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n");
     await waitFor(() => upstream.received.length === 1, "the request to go upstream");
@@ -721,22 +732,9 @@ for (const upstreamClient of ["http1", "fetch"] as const) {
   });
 
   Deno.test(`gateway wire (${upstreamClient}): a chunked body the client breaks off after the request went upstream is not the upstream's error`, async () => {
-    const errors: unknown[] = [];
-    const bodies: string[] = [];
-    await using upstream = testUpstream({
-      handle: async (req) => {
-        try {
-          bodies.push(`complete: ${await req.text()}`);
-        } catch {
-          bodies.push("failed");
-        }
-        return new Response("read");
-      },
-    });
-    await using gateway = gatewayFor(upstream.url, {
-      upstreamClient,
-      onUpstreamError: (e) => errors.push(e),
-    });
+    const { errors, bodies, upstream, gateway } = bodyWatch(upstreamClient);
+    await using _upstream = upstream;
+    await using _gateway = gateway;
     const client = await WireClient.open(gateway.addr.port);
     await client.send(
       "POST /cut HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
