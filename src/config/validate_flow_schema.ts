@@ -213,7 +213,7 @@ export function nonResourceURLProblem(url: string): string | undefined {
   if (url === "/") return undefined;
   if (!url.startsWith("/")) return "must start with slash";
   if (url.includes(" ")) return "must not contain white-space";
-  if (url.includes("//")) return "must not contain double slashes";
+  if (url.includes("//")) return "must not contain double slash";
   const wildcards = url.split("*").length - 1;
   if (wildcards > 1 || (wildcards === 1 && !url.endsWith("/*"))) {
     return "wildcard can only do suffix matching";

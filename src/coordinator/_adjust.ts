@@ -26,7 +26,7 @@ export interface LevelAdjustment {
   stdDev: number;
   /** Smoothed demand envelope. */
   smoothed: number;
-  /** The allocation target (for exempt levels Kubernetes reports the first limited level's). */
+  /** The allocation target (for exempt levels, the first limited level's: see below). */
   target: number;
 }
 
@@ -56,7 +56,8 @@ export function allocateLevels(
   const inputs = levels.map(borrowingInput);
   const { currentLimits, fairFraction } = allocateCurrentLimits(inputs, nominalSum);
   // Kubernetes reports the first limited level's target for exempt levels
-  // (`updateBorrowingLocked`).
+  // (`updateBorrowingLocked`'s `items[0]`): first in its map's iteration order, which Go
+  // randomizes; here first in configuration order, one of the values Kubernetes may show.
   const firstLimited = inputs.find((l) => !l.exempt);
   const exemptTarget = firstLimited === undefined ? 0 : borrowingTarget(firstLimited);
   const adjustment: BorrowingAdjustment = { atMs, fairFraction, levels: [] };

@@ -46,8 +46,14 @@ class LevelDrops {
   #update(u: number): void {
     const ra = this.retryAfter;
     let dropped = 0;
-    for (const h of this.history) {
-      if (u - h.unix <= ra && h.unix < u) dropped += h.requests;
+    // From the newest second back, up to the first one older than the window. The history is in
+    // order of arrival: after the wall clock stepped back, an older second may follow a newer one,
+    // and Kubernetes counts only what comes after the last second out of the window.
+    const history = this.history;
+    for (let i = history.length - 1; i >= 0; i--) {
+      const h = history[i]!;
+      if (u - h.unix > ra) break;
+      if (h.unix < u) dropped += h.requests;
     }
     if (u - this.lastIncreaseUnix >= ra && dropped >= 3 * ra) {
       this.retryAfter = Math.min(2 * ra, MAX_RETRY_AFTER_SECONDS);

@@ -5,6 +5,10 @@
  * proportion to the watches its event must be sent to, for a short
  * additional latency.
  *
+ * The write itself takes one seat whatever `minimumSeats` says, as in
+ * Kubernetes (whose estimate ends in `InitialSeats: 1`); only a write that
+ * produces no event (a service account token) takes the minimum.
+ *
  * @module
  */
 
@@ -40,7 +44,7 @@ export function mutatingEstimator(
     }
     // Below one seat-worth of watchers the cost is ignored: no latency for almost every write.
     if (!(count >= threshold)) {
-      return { initialSeats: minSeats, finalSeats: 0, additionalLatencyMs: 0 };
+      return { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 };
     }
     const maxSeats = input.maxSeats > 0 && input.maxSeats <= limitSeats
       ? input.maxSeats
@@ -50,6 +54,6 @@ export function mutatingEstimator(
     const work = seatsTimesDuration(wanted, eventMs);
     const finalSeats = wanted > maxSeats ? maxSeats : wanted;
     const additionalLatencyMs = durationPerSeatMs(work, finalSeats);
-    return { initialSeats: minSeats, finalSeats, additionalLatencyMs };
+    return { initialSeats: 1, finalSeats, additionalLatencyMs };
   };
 }

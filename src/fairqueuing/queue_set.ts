@@ -400,7 +400,10 @@ export class QueueSet {
       r.totalWork =
         (r.initialSeats === 1 ? this.#oneSeatG : seatsTimesDuration(r.initialSeats, this.#g)) +
         (r.finalSeats === 0 ? 0 : seatsTimesDuration(r.finalSeats, r.additionalLatencyMs));
-      const q = this.#queues[cfg.desiredQueues === 1 ? 0 : this.#shuffleShard(hash!)]!;
+      // One queue needs no deal, but its requests still move the scan's start (Kubernetes'
+      // `shuffleShardLocked` counts every enqueue): it shows once the set has more queues.
+      const q = this
+        .#queues[cfg.desiredQueues === 1 ? (this.#enqueues++, 0) : this.#shuffleShard(hash!)]!;
       if (
         this.#totWaiting === 0 && this.#totSeatsInUse < cfg.concurrencyLimit &&
         this.#canAccommodate(r.maxSeats)
@@ -542,11 +545,11 @@ export class QueueSet {
    * ones are not listed, as in Kubernetes' `dump_requests`).
    */
   snapshot(options: SnapshotOptions = {}): QueueSetSnapshot {
-    this.#syncTime();
     const withRequests = options.includeRequests === true;
     const cfg = this.#cfg;
+    const nowMs = this.#clock.now();
     const out: QueueSetSnapshot = {
-      nowMs: this.#lastRealTime,
+      nowMs,
       type: cfg.desiredQueues < 0 ? "Exempt" : "Limited",
       concurrencyLimit: cfg.concurrencyLimit,
       desiredQueues: cfg.desiredQueues,
@@ -556,7 +559,7 @@ export class QueueSet {
       executingRequests: this.#totExecuting,
       seatsInUse: this.#totSeatsInUse,
       seatsWaiting: this.#totSeatsWaiting,
-      currentR: seatSecondsToFloat(this.#currentR),
+      currentR: seatSecondsToFloat(this.#virtualTimeAt(nowMs)),
       robinIndex: this.#robinIndex,
       rebases: this.#rebases,
       dispatched: this.#dispatched,
@@ -604,14 +607,23 @@ export class QueueSet {
    */
   #syncTime(): void {
     const now = this.#clock.now();
-    const dt = now - this.#lastRealTime;
-    if (!(dt > 0)) return;
+    if (!(now - this.#lastRealTime > 0)) return;
+    this.#currentR = this.#virtualTimeAt(now);
     this.#lastRealTime = now;
-    if (this.#activeQueues === 0) return;
+    if (this.#currentR >= REBASE_THRESHOLD) this.#rebase();
+  }
+
+  /**
+   * R at `now` without advancing it: a look does not move the state. Every advance rounds, so a
+   * snapshot that synced would shift R by a unit now and then, and decisions with it (Kubernetes'
+   * `Dump` does not sync either).
+   */
+  #virtualTimeAt(now: number): number {
+    const dt = now - this.#lastRealTime;
+    if (!(dt > 0) || this.#activeQueues === 0) return this.#currentR;
     const cl = this.#cfg.concurrencyLimit;
     const seats = this.#seatsRequested < cl ? this.#seatsRequested : cl;
-    this.#currentR += seatsTimesDuration(seats / this.#activeQueues, dt);
-    if (this.#currentR >= REBASE_THRESHOLD) this.#rebase();
+    return this.#currentR + seatsTimesDuration(seats / this.#activeQueues, dt);
   }
 
   /** Shifts every stored virtual time by −R so that R is 0 again (the rollover fix). */

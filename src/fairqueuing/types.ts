@@ -260,7 +260,7 @@ export interface QueueSetSnapshot {
   seatsInUse: number;
   /** Σ max seats of the waiting requests. */
   seatsWaiting: number;
-  /** Virtual time R, in seat-seconds since the last rebase. */
+  /** Virtual time R at `nowMs`, in seat-seconds since the last rebase (reading it moves nothing). */
   currentR: number;
   /** Queue dispatched from last (the round-robin tie-break position). */
   robinIndex: number;

@@ -247,8 +247,8 @@ Deno.test("non-resource URL forms follow Kubernetes", () => {
   const invalid: [string, string][] = [
     ["", "must not be empty"],
     ["foo", "must start with slash"],
-    ["//", "must not contain double slashes"],
-    ["/a//b", "must not contain double slashes"],
+    ["//", "must not contain double slash"],
+    ["/a//b", "must not contain double slash"],
     ["/a b", "must not contain white-space"],
     ["/healthz/*/foo", "wildcard can only do suffix matching"],
     ["/health*", "wildcard can only do suffix matching"],

@@ -76,6 +76,22 @@ Deno.test("DroppedRequestsTracker caps at 32 s and waits retryAfter seconds betw
   assert.deepEqual(changes, ["1001:2", "1003:4", "1007:8", "1015:16", "1031:32"]);
 });
 
+Deno.test("DroppedRequestsTracker after the wall clock stepped back counts only the seconds after the last one out of the window", () => {
+  // Kubernetes' updateRetryAfterIfNeededLocked walks the history from the newest second back and
+  // stops at the first one older than the window. Here the history holds 102 (3 drops), then 101
+  // (the clock stepped back a second); at 103, 101 is out of the 1 s window, so 102's drops, though
+  // within it, are not counted and Retry-After stays 1.
+  const t = new DroppedRequestsTracker();
+  assert.equal(drop(t, 102, 3), 1);
+  assert.equal(drop(t, 101, 1), 1);
+  assert.equal(drop(t, 103, 2), 1);
+  // With time moving forward only, the same drops raise it.
+  const forward = new DroppedRequestsTracker();
+  drop(forward, 101, 1);
+  drop(forward, 102, 3);
+  assert.equal(drop(forward, 103, 2), 2);
+});
+
 Deno.test("DroppedRequestsTracker validates its arguments", () => {
   const t = new DroppedRequestsTracker();
   assert.throws(() => t.recordDroppedRequest("pl", 1.5), {

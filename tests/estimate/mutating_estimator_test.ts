@@ -83,6 +83,23 @@ Deno.test("Mutating estimator honours a custom config", () => {
   assert.deepEqual(estimate(input("POST", FOOS, 0)), work(1, 2, 3));
 });
 
+Deno.test("Mutating estimator gives the write one seat whatever the minimum, but a token the minimum", () => {
+  // Kubernetes' mutatingWorkEstimator ends in InitialSeats: 1; its early answers use MinimumSeats.
+  const estimate = kubernetesEstimator({
+    watchCounts: fixedWatches(25),
+    config: { minimumSeats: 2 },
+  });
+  assert.deepEqual(estimate(input("POST", FOOS, 10)), work(1, 3, 5));
+  const few = kubernetesEstimator({ watchCounts: fixedWatches(5), config: { minimumSeats: 2 } });
+  assert.deepEqual(few(input("DELETE", MYFOO, 10)), work(1, 0, 0));
+  assert.deepEqual(
+    estimate(input("POST", "/api/v1/namespaces/foo/serviceaccounts/default/token", 10)),
+    work(2, 0, 0),
+  );
+  const off = kubernetesEstimator({ mutatingEnabled: false, config: { minimumSeats: 2 } });
+  assert.deepEqual(off(input("PUT", MYFOO, 10)), work(2, 0, 0));
+});
+
 Deno.test("Mutating estimator switched off gives every write one seat", () => {
   const estimate = kubernetesEstimator({ watchCounts: fixedWatches(500), mutatingEnabled: false });
   for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {

@@ -249,6 +249,33 @@ Deno.test("virtual time advances at min(seat demand, limit) / active queues", ()
   assert.equal(qs.snapshot().currentR, 2.5, "R stands still when no queue is active");
 });
 
+Deno.test("a snapshot reads virtual time without moving it", () => {
+  // Each advance of R rounds to the unit (1e-8 seat-second), so a snapshot that advanced R would
+  // change it: at a rate of 1/3, three advances of 1 ms give 99,999 units, one of 3 ms 100,000.
+  const run = (look: boolean) => {
+    const { qs, clock } = makeSet(queuing(1, 64, 10, 1));
+    qs.startRequest({ hash: 0n }); // executes
+    qs.startRequest({ hash: 1n }); // waits
+    qs.startRequest({ hash: 2n }); // waits: three active queues share one seat
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1);
+      if (look) seen.push(Math.round(qs.snapshot().currentR * 1e8));
+    }
+    const late = qs.startRequest({ hash: 3n }); // its queue starts at R
+    const s = qs.snapshot();
+    return { seen, r: Math.round(s.currentR * 1e8), late: late.queueIndex, s };
+  };
+  const quiet = run(false), looked = run(true);
+  assert.equal(quiet.r, 100_000);
+  assert.equal(looked.r, 100_000);
+  assert.deepEqual(looked.seen, [33_333, 66_667, 100_000]);
+  assert.equal(
+    looked.s.queues[looked.late]!.nextDispatchR,
+    quiet.s.queues[quiet.late]!.nextDispatchR,
+  );
+});
+
 Deno.test("anti-windup: a queue's virtual start never falls behind its head's arrival", () => {
   const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
   const a = qs.startRequest({ hash: 0n });
@@ -324,6 +351,22 @@ Deno.test("a flow's hand is dealt again when a reconfiguration changes the deck"
   const second = qs.startRequest({ hash });
   assert.equal(second.queueIndex, after[1]);
   second.finish();
+});
+
+Deno.test("requests to a set of one queue move the rotating offset too", () => {
+  // Kubernetes' shuffleShardLocked counts every enqueue, a single queue's included: after k
+  // requests on one queue, a set of 8 queues with hands of 2 starts its scan at k mod 2.
+  for (const k of [0, 1, 2, 3]) {
+    const { qs } = makeSet(queuing(4, 1, 10, 1));
+    for (let i = 0; i < k; i++) qs.startRequest({ hash: { hi: 0, lo: 7 } }).finish();
+    qs.configure(queuing(4, 8, 10, 2));
+    const hash = { hi: 0, lo: 12345 };
+    const hand = new Dealer(8, 2).dealIntoHandFromHalves(hash.hi, hash.lo);
+    assert.notEqual(hand[0], hand[1]);
+    const r = qs.startRequest({ hash });
+    assert.equal(r.queueIndex, hand[k % 2], `after ${k} requests on one queue`);
+    r.finish();
+  }
 });
 
 Deno.test("seat demand integrates seats in use plus seats waiting", () => {
