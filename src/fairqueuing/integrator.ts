@@ -16,8 +16,8 @@ export interface IntegratorResults {
   /** Time-weighted average (NaN when nothing was observed). */
   average: number;
   /**
-   * Time-weighted standard deviation (NaN when nothing was observed; a
-   * variance that rounding makes slightly negative counts as 0).
+   * Time-weighted standard deviation (NaN when nothing was observed, and
+   * when rounding makes the variance slightly negative, as in Kubernetes).
    */
   deviation: number;
   /** Smallest value set (the current value right after a reset). */
@@ -90,8 +90,10 @@ export class Integrator {
     let average = NaN, deviation = NaN;
     if (d > 0) {
       average = this.#sum / d;
+      // A variance below 0 (rounding, for a nearly constant value) gives NaN, as in Kubernetes'
+      // `AvgAndStdDev`; the seat-demand statistics read NaN as 0.
       const variance = this.#sumSquares / d - average * average;
-      deviation = Math.sqrt(variance > 0 ? variance : 0);
+      deviation = variance >= 0 ? Math.sqrt(variance) : NaN;
     }
     return { durationMs: d, average, deviation, min: this.#min, max: this.#max };
   }

@@ -438,7 +438,12 @@ export class QueueSet {
     } else {
       this.#enqueue(r, q);
       this.#dispatchAsMuchAsPossible();
-      if (r.phase === WAITING) this.#startWaiting(r, signal, waitLimitMs, now);
+      if (r.phase === WAITING) {
+        // Kubernetes records the seat demand at enqueue, before a request whose context has
+        // already ended leaves the queue (in `wait`): the demand's maximum keeps that moment.
+        this.#noteDemand();
+        this.#startWaiting(r, signal, waitLimitMs, now);
+      }
     }
   }
 
@@ -997,10 +1002,14 @@ export class QueueSet {
 
   /** Records seat demand and tells callers their decisions, once the state is consistent. */
   #afterOperation(): void {
-    const demand = this.#totSeatsInUse + this.#totSeatsWaiting;
-    if (demand !== this.#demand.value) this.#demand.set(demand, this.#lastRealTime);
+    this.#noteDemand();
     // The telling is a function of its own, so that this one stays small enough to inline.
     if (!this.#notifying && this.#decided.length !== 0) this.#notify();
+  }
+
+  #noteDemand(): void {
+    const demand = this.#totSeatsInUse + this.#totSeatsWaiting;
+    if (demand !== this.#demand.value) this.#demand.set(demand, this.#lastRealTime);
   }
 
   #notify(): void {

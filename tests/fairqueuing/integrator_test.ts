@@ -122,8 +122,9 @@ Deno.test("Integrator.results does not reset the window", () => {
   assertClose(r.deviation, Math.sqrt(12 - 4), EXACT);
 });
 
-Deno.test("Integrator reports a deviation of 0, not NaN, when rounding makes the variance negative", () => {
-  // 0.1 held for 3 ms: ∫x²/∫dt − avg² is -1.7e-18 in floating point.
+Deno.test("Integrator reports a NaN deviation, as Kubernetes does, when rounding makes the variance negative", () => {
+  // 0.1 held for 3 ms: ∫x²/∫dt − avg² is -1.7e-18 in floating point. Kubernetes' AvgAndStdDev
+  // gives NaN then; the seat-demand statistics read it as 0.
   const clock = new FakeEventClock();
   const demand = new Integrator(clock);
   demand.set(0.1);
@@ -132,7 +133,11 @@ Deno.test("Integrator reports a deviation of 0, not NaN, when rounding makes the
   const average = (0.1 * 3) / 3;
   assertClose(r.average, 0.1, EXACT);
   assert.ok((0.1 * 0.1 * 3) / 3 - average * average < 0, "the case no longer rounds below 0");
-  assert.equal(r.deviation, 0);
+  assert.ok(Number.isNaN(r.deviation));
+  const stats = new SeatDemandStats();
+  stats.update(r);
+  assert.equal(stats.stdDev, 0);
+  assertClose(stats.smoothed, 0.1, EXACT);
 });
 
 Deno.test("Integrator.reset returns the window and starts a new one at the current value", () => {

@@ -386,6 +386,26 @@ Deno.test("seat demand integrates seats in use plus seats waiting", () => {
   assert.equal(qs.seatDemand().min, 0);
 });
 
+Deno.test("seat demand's maximum keeps a request that waited for no time", () => {
+  // Kubernetes records the demand when a request is queued; one whose context has already ended
+  // then leaves in wait(). The integral does not change (no time passes), its maximum does.
+  const { qs, clock } = makeSet(queuing(1, 1, 10, 1));
+  const a = qs.startRequest({});
+  clock.advance(10);
+  const ended = new AbortController();
+  ended.abort();
+  assert.equal(
+    qs.startRequest({ signal: ended.signal, work: { initialSeats: 2 } }).decision,
+    "cancelled",
+  );
+  assert.equal(qs.startRequest({ waitLimitMs: 0 }).decision, "time-out");
+  clock.advance(10);
+  const demand = qs.seatDemand();
+  assert.equal(demand.max, 3);
+  assert.equal(demand.average, 1);
+  a.finish();
+});
+
 Deno.test("virtual time is rebased before it loses precision, keeping the dispatch order", () => {
   // 1000 seats for 12,000 s push R past 2^50 units (about 1.13e7 seat-seconds).
   const clock = new FakeEventClock();
