@@ -110,7 +110,9 @@ function describeFlowSchema(fs: FlowSchema): EffectiveFlowSchema {
 /**
  * Derives the effective configuration of validated objects. Missing mandatory
  * levels and schemas are imagined, as every server does: a missing `exempt`
- * schema goes first and a missing `catch-all` schema last.
+ * schema goes first and a missing `catch-all` schema last. A schema whose
+ * level is not among the given objects is dangling, even when that level is
+ * an imagined mandatory one.
  *
  * @example
  * ```ts
@@ -132,7 +134,10 @@ export function effectiveConfiguration(
   }
   const { priorityLevels, shareSum, nominalSum } = levelsAt(levels, serverCL);
 
-  const levelNames = new Set(levels.map((pl) => pl.metadata.name));
+  // A schema's level must be one of the given objects: an imagined level does not count, since
+  // Kubernetes digests the schemas before it imagines the missing mandatory levels
+  // (`digestConfigObjects` in apf_controller.go).
+  const levelNames = new Set(config.priorityLevels.map((pl) => pl.metadata.name));
   const schemas = config.flowSchemas.map(defaultFlowSchema);
   const dangling = schemas.filter((fs) => !levelNames.has(fs.spec.priorityLevelConfiguration.name));
   const usable = schemas.filter((fs) => levelNames.has(fs.spec.priorityLevelConfiguration.name))

@@ -8,7 +8,12 @@ import assert from "node:assert/strict";
 import { Classifier } from "../../src/classify/classifier.ts";
 import type { UserInfo } from "../../src/classify/identity.ts";
 import { describeRequest } from "../../src/classify/request_info.ts";
-import { effectiveConfiguration, type FlowSchema, type Subject } from "../../src/config/mod.ts";
+import {
+  effectiveConfiguration,
+  type FlowSchema,
+  mandatoryPriorityLevels,
+  type Subject,
+} from "../../src/config/mod.ts";
 import { linearClassify } from "./_linear_walk.ts";
 import { tenantConfiguration, tenantName, tenantUser } from "./_tenants.ts";
 
@@ -64,7 +69,10 @@ Deno.test("a path is looked up by every prefix, up to the longest one indexed", 
   // Ten schemas for everyone, so that the path rather than the subject picks the candidates.
   const flowSchemas = Array.from({ length: 10 }, (_, i) => schema(`x-${i}`, ["/x"], 10 + i));
   flowSchemas.push(schema("deep", ["/a/b/*"], 50), schema("root", ["/*"], 60));
-  const effective = effectiveConfiguration({ flowSchemas, priorityLevels: [] });
+  const effective = effectiveConfiguration({
+    flowSchemas,
+    priorityLevels: mandatoryPriorityLevels(),
+  });
   const classifier = new Classifier(effective);
   const anybody = { name: "u", groups: [] };
   for (const [path, want] of [["/a/b/c", "deep"], ["/a/b", "root"], ["/x/y", "x-0"]]) {

@@ -95,6 +95,19 @@ Deno.test("max seats: min(ceil(15% of NominalCL), NominalCL / handSize), at leas
   assert.equal(reject!.maxSeats, undefined);
 });
 
+Deno.test("a schema naming a mandatory level that is only imagined dangles, as in Kubernetes", () => {
+  // Kubernetes digests the FlowSchemas against the given levels, then imagines the missing
+  // mandatory ones (digestConfigObjects): the schema's level is not there yet.
+  const eff = effectiveConfiguration(load(
+    limitedLevel("mine"),
+    flowSchema("to-catch-all", { priorityLevelConfiguration: { name: "catch-all" } }),
+    flowSchema("to-mine", { priorityLevelConfiguration: { name: "mine" } }),
+  ));
+  assert.deepEqual(eff.dangling.map((fs) => fs.name), ["to-catch-all"]);
+  assert.deepEqual(eff.flowSchemas.map((fs) => fs.name), ["exempt", "to-mine", "catch-all"]);
+  assert.deepEqual(eff.priorityLevels.map((pl) => pl.name), ["mine", "exempt", "catch-all"]);
+});
+
 Deno.test("FlowSchemas sort by precedence then name; dangling schemas match nothing", () => {
   const user = load(
     flowSchema("zeta", { matchingPrecedence: 300 }),
