@@ -45,6 +45,8 @@ const VERSIONSTAMP = /^[0-9a-f]{20}$/;
 /** Attempts of an operation that meets SQLite's lock, and the most ms between two. */
 const BUSY_ATTEMPTS = 8;
 const BUSY_MAX_DELAY_MS = 15;
+/** Opening waits longer: another process's setup of a new file holds the lock for a while. */
+const OPEN_ATTEMPTS = 40;
 
 /**
  * A {@linkcode BudgetStore} in Deno KV: each level's ledger at
@@ -116,15 +118,38 @@ export class KvBudgetStore implements BudgetStore {
 }
 
 /**
+ * `Deno.openKv(path)`, tried again while the file is locked: processes that
+ * start together and open one new KV file meet while one of them sets the
+ * database up, and the others' opening fails with "database is locked"
+ * (Deno 2.9). Without `path`, Deno's default KV (Deno Deploy's, or a file
+ * in Deno's cache).
+ *
+ * @example
+ * ```ts ignore
+ * import { KvBudgetStore, openBudgetKv } from "@apf/edge/deno";
+ * const store = new KvBudgetStore(await openBudgetKv("/tmp/apf.sqlite"));
+ * ```
+ *
+ * @throws {Error} what `Deno.openKv` throws (permissions, `--unstable-kv`),
+ * or "database is locked" when the file stays locked through every attempt.
+ */
+export function openBudgetKv(path?: string): Promise<Deno.Kv> {
+  return retryingBusy(() => Deno.openKv(path), OPEN_ATTEMPTS);
+}
+
+/**
  * `operation()`, tried again while it fails on a local file's lock (SQLite's
  * `SQLITE_BUSY`, which a transaction that did not commit reports).
  */
-async function retryingBusy<T>(operation: () => Promise<T>): Promise<T> {
+async function retryingBusy<T>(
+  operation: () => Promise<T>,
+  attempts = BUSY_ATTEMPTS,
+): Promise<T> {
   for (let attempt = 1;; attempt++) {
     try {
       return await operation();
     } catch (error) {
-      if (attempt >= BUSY_ATTEMPTS || !/database is locked/.test(String(error))) throw error;
+      if (attempt >= attempts || !/database is locked/.test(String(error))) throw error;
     }
     // Apart by a random delay, so that holders that met do not meet again.
     const delayMs = 1 + Math.random() * BUSY_MAX_DELAY_MS;

@@ -565,6 +565,7 @@ export class QueueSet {
       seatsInUse: this.#totSeatsInUse,
       seatsWaiting: this.#totSeatsWaiting,
       currentR: seatSecondsToFloat(this.#virtualTimeAt(nowMs)),
+      lastChangeR: seatSecondsToFloat(this.#currentR),
       robinIndex: this.#robinIndex,
       rebases: this.#rebases,
       dispatched: this.#dispatched,
@@ -748,7 +749,7 @@ export class QueueSet {
     if (signal !== null) this.#signals.watch(r, signal);
   }
 
-  /** Kubernetes ≤ 1.27: reject the queue's requests that arrived before `arrivalLimit`. */
+  /** Kubernetes ≤ 1.28: reject the queue's requests that arrived before `arrivalLimit`. */
   #removeTimedOut(q: Queue, arrivalLimit: number): void {
     for (let r = q.head; r !== null && arrivalLimit > r.arrivalMs; r = q.head) {
       this.#removeWaiting(r, "time-out");

@@ -38,7 +38,7 @@ export interface LimitedQueueSetConfig {
   /** Queuing parameters, or `null` to reject instead of queuing. */
   queuing: QueueSetQueuing | null;
   /**
-   * Kubernetes ≤ 1.27 `RequestWaitLimit`, in ms: when a request joins a
+   * Kubernetes ≤ 1.28 `RequestWaitLimit`, in ms: when a request joins a
    * queue, requests that have waited in that queue longer than this are
    * rejected with `time-out` first. Lazy by design (a request can outstay
    * it while no one joins its queue); use the per-request
@@ -262,6 +262,11 @@ export interface QueueSetSnapshot {
   seatsWaiting: number;
   /** Virtual time R at `nowMs`, in seat-seconds since the last rebase (reading it moves nothing). */
   currentR: number;
+  /**
+   * R as the set's last operation left it (Kubernetes' `current_r` gauge, "R(time of last
+   * change)"): it stands still between operations, where {@linkcode currentR} moves on.
+   */
+  lastChangeR: number;
   /** Queue dispatched from last (the round-robin tie-break position). */
   robinIndex: number;
   /** Times virtual time was rebased to keep it exact. */

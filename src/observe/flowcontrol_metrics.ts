@@ -266,8 +266,9 @@ export class FlowcontrolMetrics {
       for (const pl of snapshot.levels) g.labels(pl.name).set(read(pl));
     });
     for (const pl of snapshot.levels) {
-      // Exempt levels have no virtual time (Kubernetes sets current_r only when syncing R).
-      if (pl.type !== "Exempt") this.#currentR.labels(pl.name).set(pl.queueSet.currentR);
+      // R as the last operation left it; an exempt level's set keeps R too (0 unless it drains
+      // queues from a limited past), as Kubernetes' does.
+      this.#currentR.labels(pl.name).set(pl.queueSet.lastChangeR);
     }
     this.#fairFrac.labels().set(snapshot.seatFairFraction);
   }

@@ -48,7 +48,7 @@ export interface Scenario {
   /** The level under test. */
   priorityLevel: ScenarioPriorityLevel;
   /**
-   * Queue wait limit in ms (Kubernetes ≤ 1.27 `RequestWaitLimit`: a waiting
+   * Queue wait limit in ms (Kubernetes ≤ 1.28 `RequestWaitLimit`: a waiting
    * request is rejected with `time-out` when a later request joins its queue
    * after the limit); `null` means no limit.
    */

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import type { Ledger } from "../../src/budgets/ledger.ts";
-import { KvBudgetStore } from "../../src/deno/kv_budget_store.ts";
+import { KvBudgetStore, openBudgetKv } from "../../src/deno/kv_budget_store.ts";
 import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
 import { kvFile } from "./_kv_files.ts";
 
@@ -149,4 +149,22 @@ Deno.test("Deno KV store: a closed kv rejects (a store failure), it does not thr
   kv.close();
   await assert.rejects(store.read("work"));
   await assert.rejects(store.write("work", null, ledger));
+});
+
+Deno.test("openBudgetKv: handles opened at once on one new file all work; other errors pass through", async () => {
+  await using file = await kvFile();
+  // Several handles set the new file up at the same moment (as processes started together do).
+  const kvs = await Promise.all(Array.from({ length: 6 }, () => openBudgetKv(file.path)));
+  try {
+    await Promise.all(kvs.map((kv, i) => kv.set(["k", i], i)));
+    const seen = await Array.fromAsync(kvs[0]!.list<number>({ prefix: ["k"] }));
+    assert.deepEqual(seen.map((e) => e.value), [0, 1, 2, 3, 4, 5]);
+  } finally {
+    for (const kv of kvs) kv.close();
+  }
+  // Not a lock: the error as Deno.openKv gives it.
+  await assert.rejects(
+    openBudgetKv(`${file.dir}/missing/dir/budgets.sqlite3`),
+    (e) => !/database is locked/.test(String(e)),
+  );
 });

@@ -149,7 +149,7 @@ Deno.test("a request's wait limit rejects it with time-out at its deadline, not 
   d.finish();
 });
 
-Deno.test("k8s ≤ 1.27 RequestWaitLimit: expired requests leave only when someone joins their queue", () => {
+Deno.test("k8s ≤ 1.28 RequestWaitLimit: expired requests leave only when someone joins their queue", () => {
   const { qs, clock } = makeSet({ ...queuing(1, 2, 5, 1), requestWaitLimitMs: 100 });
   const a = qs.startRequest({ hash: 0n });
   const b = qs.startRequest({ hash: 0n });

@@ -88,6 +88,7 @@ function level(
       seatsInUse: 0,
       seatsWaiting: 0,
       currentR: 0,
+      lastChangeR: 0,
       robinIndex: 0,
       rebases: 0,
       dispatched: 0,

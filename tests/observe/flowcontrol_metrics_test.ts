@@ -220,7 +220,9 @@ const snapshot = (levels: Array<[string, "Exempt" | "Limited", number]>): Coordi
     upperLimit: 20,
     currentLimit: 12,
     demand: { highWatermark: 7, average: 2.5, stdDev: 0.5, smoothed: 3, target: 4 },
-    queueSet: { currentR: r, type } as CoordinatorSnapshot["levels"][number]["queueSet"],
+    queueSet: { currentR: r + 1, lastChangeR: r, type } as CoordinatorSnapshot["levels"][number][
+      "queueSet"
+    ],
   })),
 });
 
@@ -232,6 +234,7 @@ Deno.test("FlowcontrolMetrics reads limit and demand gauges from the snapshot at
   assert.deepEqual(series(text, "current_limit_seats").concat(series(text, "current_r")), [
     'current_limit_seats{priority_level="exempt"} 12',
     'current_limit_seats{priority_level="global"} 12',
+    'current_r{priority_level="exempt"} 0',
     'current_r{priority_level="global"} 1.25',
   ]);
   const fams = parseExposition(text);
@@ -259,6 +262,44 @@ Deno.test("FlowcontrolMetrics reads limit and demand gauges from the snapshot at
   assert.deepEqual(series(metrics.expose(), "current_limit_seats"), [
     'current_limit_seats{priority_level="global"} 12',
   ]);
+});
+
+Deno.test("current_r is R as the last operation left it, standing still between operations", () => {
+  // Kubernetes sets the gauge when it syncs R (at each operation of the set): "R(time of last
+  // change)". A scrape in between shows the old value, and the scrape itself moves nothing.
+  const clock = new FakeEventClock();
+  const qs = new QueueSet({
+    type: "Limited",
+    concurrencyLimit: 1,
+    queuing: { queues: 1, queueLengthLimit: 10, handSize: 1 },
+  }, { clock });
+  const metrics = new FlowcontrolMetrics({
+    snapshot: () => ({
+      nowMs: clock.now(),
+      wallClockMs: 0,
+      serverConcurrencyLimit: 1,
+      seatFairFraction: 0,
+      levels: [{
+        name: "q",
+        type: "Limited",
+        quiescing: false,
+        nominalLimit: 1,
+        lowerLimit: 1,
+        upperLimit: 1,
+        currentLimit: 1,
+        demand: { highWatermark: 0, average: 0, stdDev: 0, smoothed: 0, target: 0 },
+        queueSet: qs.snapshot(),
+      }],
+    }),
+  });
+  const r = () => series(metrics.expose(), "current_r");
+  const a = qs.startRequest({});
+  clock.advance(1000);
+  assert.deepEqual(r(), ['current_r{priority_level="q"} 0']);
+  assert.equal(qs.snapshot().currentR, 1, "the snapshot's own R is at its moment");
+  clock.advance(1000);
+  a.finish();
+  assert.deepEqual(r(), ['current_r{priority_level="q"} 2']);
 });
 
 Deno.test("FlowcontrolMetrics.observerFor shares one observer per level", () => {
