@@ -20,6 +20,7 @@ import {
 import { type RequestInfo, RequestInfoResolver } from "../classify/request_info.ts";
 import type { ResolvedWorkEstimate } from "../estimate/types.ts";
 import { requestPathProblem } from "../classify/request_path.ts";
+import { ListParams } from "../classify/list_options.ts";
 import { type EffectiveConfiguration, resolveConfiguration } from "../config/mod.ts";
 import { levelsInMatchingOrder } from "../config/effective.ts";
 import { EmbeddedCoordinator } from "../coordinator/embedded.ts";
@@ -258,7 +259,7 @@ export function apf<E extends ApfEnv = ApfEnv>(options: ApfOptions<E> = {}): Apf
     const work = estimator(estimateInputFor(classification, requestInfo, method, query));
     const seatRequest = seatRequestFor(classification, {
       work,
-      waitLimitMs: waitLimitOf(query, requestTimeoutMs, defaultWaitMs),
+      waitLimitMs: waitLimitOf(query, requestInfo.verb, requestTimeoutMs, defaultWaitMs),
       user,
       requestInfo,
     });
@@ -469,10 +470,26 @@ function subscribe(
  * The queue wait limit of a request: a quarter of its deadline, honouring
  * `?timeout=` (Kubernetes: `getRequestWaitContext`).
  */
-function waitLimitOf(query: string, requestTimeoutMs: number, defaultMs: number): number {
-  if (!query.includes("timeout=")) return defaultMs;
-  const raw = new URLSearchParams(query).get("timeout");
-  const user = raw === null ? undefined : parseDurationMs(raw);
+/** The `timeout` parameter, read as Go's `url.Query().Get` does (first value, pairs it drops). */
+const TIMEOUT_PARAM = new ListParams(["timeout"]);
+
+/**
+ * How long the request may wait in a queue. A watch is long-running: Kubernetes gives it no
+ * deadline (`WithRequestDeadline` skips long-running requests), so it waits the default limit
+ * whatever its `?timeout=` says. A `timeout` that is no Go duration is ignored (Kubernetes
+ * answers 400 before APF; here the application decides about its own query).
+ */
+function waitLimitOf(
+  query: string,
+  verb: string,
+  requestTimeoutMs: number,
+  defaultMs: number,
+): number {
+  // An escaped key ("time%6Fut") has a "%".
+  if (verb === "watch" || !(query.includes("timeout") || query.includes("%"))) return defaultMs;
+  TIMEOUT_PARAM.load(query);
+  const raw = TIMEOUT_PARAM.value(0);
+  const user = raw === undefined ? undefined : parseDurationMs(raw);
   return user === undefined
     ? defaultMs
     : queueWaitLimitMs(requestDeadlineMs(requestTimeoutMs, user));

@@ -174,6 +174,37 @@ Deno.test("a request queued past its wait limit (a quarter of the request timeou
   limiter.close();
 });
 
+Deno.test("a watch waits the default limit whatever its ?timeout=; ?timeout= is read as Go reads a query", async () => {
+  // Kubernetes gives a long-running request (a watch) no deadline, so its queue wait limit is the
+  // default; the parameter is the first one Go's url.Query() keeps (it drops a malformed pair and
+  // unescapes keys).
+  const { app, clock, limiter } = setup({ requestTimeoutMs: 4000 }, 10);
+  const held = slowRoute(app);
+  const holder = app.request("/slow", dev("alice"));
+  await settle();
+  const statuses = new Map<string, number>();
+  const ask = (url: string, user: string) =>
+    Promise.resolve(app.request(url, dev(user))).then((r) => statuses.set(url, r.status));
+  const watch = "/api/v1/namespaces/a/pods?watch=true&timeout=2s";
+  const malformedFirst = "/slow?timeout=%ZZ&timeout=2s";
+  const escapedKey = "/slow?time%6Fut=2s";
+  const waiting = [ask(watch, "bob"), ask(malformedFirst, "carol"), ask(escapedKey, "dave")];
+  await settle();
+  assert.equal(level(limiter, "tiny").waitingRequests, 3);
+  clock.advance(500); // ?timeout=2s: a quarter, 500 ms
+  await settle();
+  assert.equal(statuses.get(malformedFirst), 429);
+  assert.equal(statuses.get(escapedKey), 429);
+  assert.equal(statuses.has(watch), false, "the watch still waits");
+  clock.advance(500); // requestTimeoutMs 4000: 1000 ms
+  await Promise.all(waiting);
+  assert.equal(statuses.get(watch), 429);
+  assert.equal(level(limiter, "tiny").rejected["time-out"], 3);
+  held.open();
+  await holder;
+  limiter.close();
+});
+
 Deno.test("a throwing handler and an error response release the seat", async () => {
   const { app, limiter } = setup();
   app.get("/throw", () => {
