@@ -26,40 +26,61 @@ export type IdentityResolver<C = unknown> = (
 export interface FrontProxyHeaderOptions {
   /** Headers carrying the user name; the first non-empty one wins. Default `X-Remote-User`. */
   usernameHeaders?: readonly string[];
-  /** Headers carrying groups (repeated or comma-separated). Default `X-Remote-Group`. */
+  /** Headers carrying groups, one a field (repeated for several). Default `X-Remote-Group`. */
   groupHeaders?: readonly string[];
   /** Prefixes of headers carrying extra attributes. Default `X-Remote-Extra-`. */
   extraHeaderPrefixes?: readonly string[];
 }
 
-/** Adds the non-empty comma-separated values of `value` to `into`, trimmed. */
-function addValues(value: string | null, into: string[]): void {
-  if (value === null) return;
-  // Most carry one value: no split, no array of its own.
-  if (value.indexOf(",") < 0) {
-    const v = value.trim();
-    if (v !== "") into.push(v);
-    return;
-  }
-  for (const part of value.split(",")) {
-    const v = part.trim();
-    if (v !== "") into.push(v);
-  }
+/** `Headers` that can give each field of a name apart (the gateway's own server's). */
+interface FieldLines {
+  lines(name: string): readonly string[];
 }
 
-function unescapeKey(key: string): string {
+function hasLines(headers: Headers): headers is Headers & FieldLines {
+  return typeof (headers as Partial<FieldLines>).lines === "function";
+}
+
+/**
+ * Adds the values of the fields `joined` holds to `into`: a `Headers` joins the fields of one
+ * name with ", " (the Fetch standard's combining), so that is where they part again. A value
+ * that itself holds ", " therefore reads as two; one with a bare "," stays one, as in
+ * Kubernetes, where each field is one value. Empty values are left out.
+ */
+function addJoined(joined: string | null, into: string[]): void {
+  if (joined === null) return;
+  // Most carry one value: no split, no array of its own.
+  if (joined.indexOf(", ") < 0) {
+    if (joined !== "") into.push(joined);
+    return;
+  }
+  for (const v of joined.split(", ")) if (v !== "") into.push(v);
+}
+
+/** The values of the fields named `name`, each field one value (Kubernetes' `allHeaderValues`). */
+function addFieldValues(headers: Headers, name: string, into: string[]): void {
+  if (!hasLines(headers)) return addJoined(headers.get(name), into);
+  for (const v of headers.lines(name)) if (v !== "") into.push(v);
+}
+
+/**
+ * An extra's key: the header name's rest, lower-cased, then %-unescaped (Kubernetes'
+ * `unescapeExtraKey`); a malformed escape keeps the key as it is.
+ */
+function extraKey(rest: string): string {
   try {
-    return decodeURIComponent(key).toLowerCase();
+    return decodeURIComponent(rest);
   } catch {
-    throw new IdentityError(
-      `Cannot accept identity: malformed extra header key ${JSON.stringify(key)}`,
-    );
+    return rest;
   }
 }
 
 /**
  * Reads identity from front-proxy headers, as Kubernetes' request-header
- * authenticator does. **Enable only behind a proxy that authenticates clients
+ * authenticator does: the first user field, each group field one group (a
+ * bare comma is part of the name), extra keys lower-cased then unescaped. A
+ * Fetch `Headers` joins repeated fields with ", ", so there values part at
+ * ", " (the gateway's own server gives each field apart). **Enable only behind a proxy that authenticates clients
  * and strips these headers from incoming requests**: a client could otherwise
  * claim any identity.
  *
@@ -90,25 +111,30 @@ export function frontProxyIdentity(
   }
   return function frontProxy(request: Request): IdentityInput | undefined {
     const headers = request.headers;
+    const lines = hasLines(headers);
+    // The first field of the first header that has a non-empty one (Kubernetes' `headerValue`).
     let name = "";
     for (const h of userHeaders) {
-      name = headers.get(h)?.trim() ?? "";
+      name = (lines ? (headers as Headers & FieldLines).lines(h)[0] : headers.get(h))?.trim() ?? "";
       if (name !== "") break;
     }
     if (name === "") return undefined;
     const groups: string[] = [];
-    for (const h of groupHeaders) addValues(headers.get(h), groups);
+    for (const h of groupHeaders) addFieldValues(headers, h, groups);
     const identity: IdentityInput = { name, groups };
     if (extraPrefixes.length > 0) {
       let extra: Record<string, string[]> | undefined;
+      // Every prefix a header has counts (Kubernetes' `newExtra`); each field is one value.
       headers.forEach((value, header) => {
         for (const prefix of extraPrefixes) {
-          if (!header.startsWith(prefix)) continue;
-          if (header.length === prefix.length) return; // the first prefix found decides
-          const key = unescapeKey(header.slice(prefix.length));
+          // A key of nothing is no extra.
+          if (header.length === prefix.length || !header.startsWith(prefix)) continue;
+          const key = extraKey(header.slice(prefix.length));
           extra ??= {};
-          addValues(value, extra[key] ??= []);
-          return;
+          const values = extra[key] ??= [];
+          if (lines) {
+            if (value !== "") values.push(value);
+          } else addJoined(value, values);
         }
       });
       if (extra !== undefined) identity.extra = extra;

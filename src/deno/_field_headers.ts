@@ -1,8 +1,9 @@
 /**
  * A request's header fields as received (names and values alternating),
  * read through the part of the `Headers` interface identity resolvers use
- * (`get`, `has`, `forEach`), without building a `Headers`: the gateway's
- * own HTTP/1.1 server hands this to `apf()`'s identity resolver.
+ * (`get`, `has`, `forEach`), without building a `Headers`, and `lines`, each
+ * field of a name apart (which `Headers` cannot give): the gateway's own
+ * HTTP/1.1 server hands this to `apf()`'s identity resolver.
  *
  * @module
  */
@@ -28,6 +29,18 @@ export class FieldHeaders {
       if (n.length === name.length && (n === name || sameName(n, lower))) {
         out = out === null ? f[i + 1]! : `${out}, ${f[i + 1]}`;
       }
+    }
+    return out;
+  }
+
+  /** The value of each field named `name`, in the order received (none: empty). */
+  lines(name: string): string[] {
+    const lower = name.toLowerCase();
+    const f = this.#fields;
+    const out: string[] = [];
+    for (let i = 0; i < f.length; i += 2) {
+      const n = f[i]!;
+      if (n.length === name.length && (n === name || sameName(n, lower))) out.push(f[i + 1]!);
     }
     return out;
   }

@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { frontProxyIdentity } from "../../src/classify/identity_resolvers.ts";
 import { FieldHeaders } from "../../src/deno/_field_headers.ts";
 
 Deno.test("FieldHeaders.get: any case of the name, repeated values joined, null when absent", () => {
@@ -25,6 +26,8 @@ Deno.test("FieldHeaders.get: any case of the name, repeated values joined, null 
   assert.equal(h.get("x-remote-user"), "alice");
   assert.equal(h.get("X-REMOTE-USER"), "alice");
   assert.equal(h.get("X-Remote-Group"), "dev, ops");
+  assert.deepEqual(h.lines("X-Remote-Group"), ["dev", "ops"]);
+  assert.deepEqual(h.lines("X-Remote-Extra-Scopes"), []);
   assert.equal(h.get("X-Remote-Extra-Scopes"), null);
   assert.equal(h.has("host"), true);
   assert.equal(h.has("X-Remote-Use"), false);
@@ -68,4 +71,27 @@ Deno.test("FieldHeaders.get reads as Headers.get, for names asked in any case", 
     ),
     { numRuns: 500, seed: 20261128 },
   );
+});
+
+Deno.test("frontProxyIdentity over FieldHeaders reads fields apart: the first user field, each field one value", () => {
+  // The gateway's own server hands the resolver its fields as received (FieldHeaders), where
+  // Kubernetes' reading of http.Header holds exactly: h.Get is the first field, h[key] each one.
+  const fields = [
+    "X-Remote-User",
+    "alice",
+    "X-Remote-User",
+    "mallory",
+    "X-Remote-Group",
+    "dev, ops",
+    "x-remote-group",
+    "admins",
+    "X-Remote-Extra-Scopes",
+    "read, write",
+  ];
+  const request = { headers: new FieldHeaders(fields) } as unknown as Request;
+  assert.deepEqual(frontProxyIdentity()(request), {
+    name: "alice",
+    groups: ["dev, ops", "admins"],
+    extra: { scopes: ["read, write"] },
+  });
 });
