@@ -34,7 +34,7 @@
 import { Hono } from "hono";
 import { BudgetHolder, resolveConfiguration } from "@apf/edge";
 import { apf, type ApfEnv } from "@apf/edge/hono";
-import { KvBudgetStore, openBudgetKv } from "@apf/edge/deno";
+import { KvBudgetStore } from "@apf/edge/deno";
 
 const config = `
 apiVersion: flowcontrol.apiserver.k8s.io/v1
@@ -66,8 +66,8 @@ const configuration = resolveConfiguration(config, {
   serverConcurrencyLimit: 50,
 });
 // Locally, APF_KV_PATH names the KV file the processes share (Deno Deploy sets none). Processes
-// started together may find the new file locked for a moment: openBudgetKv tries again.
-const store = new KvBudgetStore(await openBudgetKv(Deno.env.get("APF_KV_PATH")));
+// started together may find the new file locked for a moment: KvBudgetStore.openKv tries again.
+const store = new KvBudgetStore(await KvBudgetStore.openKv(Deno.env.get("APF_KV_PATH")));
 const coordinator = new BudgetHolder(configuration, { store });
 
 const app = new Hono<ApfEnv>();

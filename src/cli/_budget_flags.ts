@@ -8,7 +8,7 @@
 import type { GradientControllerOptions } from "../adaptive/gradient_options.ts";
 import { BudgetHolder } from "../budgets/holder.ts";
 import { HttpBudgetStore } from "../budgets/http_store.ts";
-import { KvBudgetStore, openBudgetKv } from "../deno/kv_budget_store.ts";
+import { KvBudgetStore } from "../deno/kv_budget_store.ts";
 import type { BudgetStore } from "../budgets/store.ts";
 import type { EffectiveConfiguration } from "../config/effective.ts";
 import type { UnreachablePolicy } from "../remote/fallback.ts";
@@ -110,7 +110,7 @@ export async function budgetStoreAt(
     if (typeof Deno.openKv !== "function") {
       throw new TypeError("Deno KV needs --unstable-kv (deno run --unstable-kv ...)");
     }
-    const kv = await openBudgetKv(path === "" ? undefined : path);
+    const kv = await KvBudgetStore.openKv(path === "" ? undefined : path);
     return { store: new KvBudgetStore(kv, { where: coordinator }), close: () => kv.close() };
   }
   const url = new URL(coordinator);

@@ -71,6 +71,26 @@ export class KvBudgetStore implements BudgetStore {
   #prefix: Deno.KvKey;
 
   /**
+   * `Deno.openKv(path)`, tried again while the file is locked: processes
+   * that start together and open one new KV file meet while one of them
+   * sets the database up, and the others' opening fails with "database is
+   * locked" (Deno 2.9). Without `path`, Deno's default KV (Deno Deploy's,
+   * or a file in Deno's cache).
+   *
+   * @example
+   * ```ts ignore
+   * import { KvBudgetStore } from "@apf/edge/deno";
+   * const store = new KvBudgetStore(await KvBudgetStore.openKv("/tmp/apf.sqlite"));
+   * ```
+   *
+   * @throws {Error} what `Deno.openKv` throws (permissions, `--unstable-kv`),
+   * or "database is locked" when the file stays locked through every attempt.
+   */
+  static openKv(path?: string): Promise<Deno.Kv> {
+    return retryingBusy(() => Deno.openKv(path), OPEN_ATTEMPTS);
+  }
+
+  /**
    * The store over `kv` (`await Deno.openKv()`). Closing `kv` is the
    * caller's, after the holders that use it.
    *
@@ -115,26 +135,6 @@ export class KvBudgetStore implements BudgetStore {
     );
     return result.ok;
   }
-}
-
-/**
- * `Deno.openKv(path)`, tried again while the file is locked: processes that
- * start together and open one new KV file meet while one of them sets the
- * database up, and the others' opening fails with "database is locked"
- * (Deno 2.9). Without `path`, Deno's default KV (Deno Deploy's, or a file
- * in Deno's cache).
- *
- * @example
- * ```ts ignore
- * import { KvBudgetStore, openBudgetKv } from "@apf/edge/deno";
- * const store = new KvBudgetStore(await openBudgetKv("/tmp/apf.sqlite"));
- * ```
- *
- * @throws {Error} what `Deno.openKv` throws (permissions, `--unstable-kv`),
- * or "database is locked" when the file stays locked through every attempt.
- */
-export function openBudgetKv(path?: string): Promise<Deno.Kv> {
-  return retryingBusy(() => Deno.openKv(path), OPEN_ATTEMPTS);
 }
 
 /**

@@ -31,4 +31,4 @@ export {
   serveGuarded,
 } from "./http_server.ts";
 export { noDelayWebSocket, type NoDelayWebSocketOptions } from "./no_delay_websocket.ts";
-export { KvBudgetStore, type KvBudgetStoreOptions, openBudgetKv } from "./kv_budget_store.ts";
+export { KvBudgetStore, type KvBudgetStoreOptions } from "./kv_budget_store.ts";

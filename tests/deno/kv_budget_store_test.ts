@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import type { Ledger } from "../../src/budgets/ledger.ts";
-import { KvBudgetStore, openBudgetKv } from "../../src/deno/kv_budget_store.ts";
+import { KvBudgetStore } from "../../src/deno/kv_budget_store.ts";
 import { budgetStoreConformance } from "../_helpers/budget_store_conformance.ts";
 import { kvFile } from "./_kv_files.ts";
 
@@ -151,10 +151,10 @@ Deno.test("Deno KV store: a closed kv rejects (a store failure), it does not thr
   await assert.rejects(store.write("work", null, ledger));
 });
 
-Deno.test("openBudgetKv: handles opened at once on one new file all work; other errors pass through", async () => {
+Deno.test("KvBudgetStore.openKv: handles opened at once on one new file all work; other errors pass through", async () => {
   await using file = await kvFile();
   // Several handles set the new file up at the same moment (as processes started together do).
-  const kvs = await Promise.all(Array.from({ length: 6 }, () => openBudgetKv(file.path)));
+  const kvs = await Promise.all(Array.from({ length: 6 }, () => KvBudgetStore.openKv(file.path)));
   try {
     await Promise.all(kvs.map((kv, i) => kv.set(["k", i], i)));
     const seen = await Array.fromAsync(kvs[0]!.list<number>({ prefix: ["k"] }));
@@ -164,7 +164,7 @@ Deno.test("openBudgetKv: handles opened at once on one new file all work; other 
   }
   // Not a lock: the error as Deno.openKv gives it.
   await assert.rejects(
-    openBudgetKv(`${file.dir}/missing/dir/budgets.sqlite3`),
+    KvBudgetStore.openKv(`${file.dir}/missing/dir/budgets.sqlite3`),
     (e) => !/database is locked/.test(String(e)),
   );
 });
