@@ -971,6 +971,14 @@ export class QueueSet {
   #onTimer = (): void => {
     this.#timer = null;
     this.#timerAt = Infinity;
+    // The deadline the timer was set for may no longer apply (its request was dispatched or left
+    // its queue since). That is no event, so virtual time is left alone: each advance rounds, and
+    // an extra one could change a later dispatch. The timer is set for the next deadline, if any.
+    const top = this.#due.peek();
+    if (top === undefined || top.dueMs > this.#clock.now()) {
+      this.#arm();
+      return;
+    }
     this.#syncTime();
     const now = this.#lastRealTime;
     for (let r = this.#due.peek(); r !== undefined && r.dueMs <= now; r = this.#due.peek()) {

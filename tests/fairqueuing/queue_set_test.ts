@@ -276,6 +276,28 @@ Deno.test("a snapshot reads virtual time without moving it", () => {
   );
 });
 
+Deno.test("a deadline whose request has left its queue is no event: virtual time stays as it was", () => {
+  // The set keeps one timer for the earliest deadline. W leaves at once, but the timer still
+  // fires at its deadline; advancing R then would round once more (100,001 + 100,000 units for
+  // 2 ms instead of 200,000) and break the tie between Y and Z the other way.
+  const run = (withW: boolean) => {
+    const { qs, clock } = makeSet(queuing(1, 2, 4, 1));
+    const order: string[] = [];
+    const log = new DecisionLog();
+    const x = qs.startRequest({ hash: 0n });
+    qs.startRequest({ hash: 0n, onDecision: log.note("Z") });
+    if (withW) qs.startRequest({ hash: 1n, waitLimitMs: 1.000005 }).cancel();
+    clock.advance(2);
+    qs.startRequest({ hash: 1n, onDecision: log.note("Y") });
+    const r = Math.round(qs.snapshot().currentR * 1e8);
+    x.finish({ executionMs: 2 });
+    order.push(...log.events);
+    return { r, order };
+  };
+  assert.deepEqual(run(false), { r: 200_000, order: ["Y:execute"] });
+  assert.deepEqual(run(true), { r: 200_000, order: ["Y:execute"] });
+});
+
 Deno.test("anti-windup: a queue's virtual start never falls behind its head's arrival", () => {
   const { qs, clock } = makeSet(queuing(1, 2, 10, 1));
   const a = qs.startRequest({ hash: 0n });
