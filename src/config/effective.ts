@@ -44,6 +44,13 @@ export interface EffectivePriorityLevel extends LevelLimits {
   queuing?: Required<QueuingConfiguration>;
   /** The object itself. */
   object: PriorityLevelConfiguration;
+  /**
+   * True for a mandatory level (`exempt`, `catch-all`) the configuration
+   * lacked, supplied with its built-in spec. A coordinator that already
+   * holds the level keeps it as it was instead (Kubernetes retains a
+   * mandatory level whose object went away).
+   */
+  imagined?: boolean;
 }
 
 /** A FlowSchema in matching order. */
@@ -127,12 +134,14 @@ export function effectiveConfiguration(
 ): EffectiveConfiguration {
   const serverCL = options.serverConcurrencyLimit ?? DEFAULT_SERVER_CONCURRENCY_LIMIT;
   const levels = config.priorityLevels.map(defaultPriorityLevel);
+  const given = levels.length;
   for (const m of mandatoryPriorityLevels()) {
     if (!levels.some((pl) => pl.metadata.name === m.metadata.name)) {
       levels.push(defaultPriorityLevel(m));
     }
   }
   const { priorityLevels, shareSum, nominalSum } = levelsAt(levels, serverCL);
+  for (let i = given; i < priorityLevels.length; i++) priorityLevels[i]!.imagined = true;
 
   // A schema's level must be one of the given objects: an imagined level does not count, since
   // Kubernetes digests the schemas before it imagines the missing mandatory levels
@@ -176,11 +185,14 @@ export function withServerConcurrencyLimit(
   configuration: EffectiveConfiguration,
   serverConcurrencyLimit: number,
 ): EffectiveConfiguration {
-  return {
-    ...configuration,
+  const levels = levelsAt(
+    configuration.priorityLevels.map((pl) => pl.object),
     serverConcurrencyLimit,
-    ...levelsAt(configuration.priorityLevels.map((pl) => pl.object), serverConcurrencyLimit),
-  };
+  );
+  configuration.priorityLevels.forEach((pl, i) => {
+    if (pl.imagined === true) levels.priorityLevels[i]!.imagined = true;
+  });
+  return { ...configuration, serverConcurrencyLimit, ...levels };
 }
 
 /** The levels (defaults applied) with their limits at `serverCL`, and the sums of shares and NominalCL. */

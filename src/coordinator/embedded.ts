@@ -416,13 +416,19 @@ export class EmbeddedCoordinator implements Coordinator {
     const draining = [...this.#levels.values()].filter((l) =>
       !names.has(l.effective.name) && !l.queueSet.isIdle
     );
-    const all = [...next.priorityLevels, ...draining.map((l) => l.effective)];
+    // A mandatory level whose object went away keeps the spec it had (Kubernetes:
+    // `processOldPLsLocked`, "Retaining mandatory priority level"); only one never held is
+    // imagined afresh.
+    const given = next.priorityLevels.map((pl) =>
+      pl.imagined === true ? this.#levels.get(pl.name)?.effective ?? pl : pl
+    );
+    const all = [...given, ...draining.map((l) => l.effective)];
     // Draining levels keep their share of the server (Kubernetes: `digestConfigObjects`).
     const limits = computeLevelLimits(all.map((pl) => pl.object), next.serverConcurrencyLimit);
     const changes = new Map<Level, QueueSetConfigChange>();
     const fresh: Level[] = [];
     const served = this.#served;
-    next.priorityLevels.forEach((pl, i) => {
+    given.forEach((pl, i) => {
       if (served !== null && !served.has(pl.name)) return;
       const old = this.#levels.get(pl.name);
       if (old !== undefined) {
@@ -452,7 +458,7 @@ export class EmbeddedCoordinator implements Coordinator {
       }
       level.effective = pl;
       level.limits = limits[i]!;
-      level.quiescing = i >= next.priorityLevels.length;
+      level.quiescing = i >= given.length;
       levels.set(pl.name, level);
     });
     for (const [name, old] of this.#levels) if (!levels.has(name)) old.queueSet.close();

@@ -12,7 +12,7 @@ import { FakeEventClock } from "../../src/fairqueuing/clock.ts";
 import { Dealer } from "../../src/fairqueuing/shuffle_shard.ts";
 import type { PriorityLevelSnapshot } from "../../src/observe/types.ts";
 import { assertIdle } from "../_helpers/coordinator_assert.ts";
-import { configOf, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
+import { configOf, exempt, limited, type LimitedOptions } from "../_helpers/coordinator_config.ts";
 import { settle } from "../_helpers/settle.ts";
 
 const ONE_QUEUE = { queues: 1, handSize: 1, queueLengthLimit: 10 };
@@ -258,6 +258,35 @@ Deno.test("EmbeddedCoordinator changes queues, hand size, queue length and share
   }
   assert.ok(level(c, "a")!.queueSet.queues.length < 4, "surplus queues were removed");
   assertIdle(c.snapshot());
+});
+
+Deno.test("EmbeddedCoordinator keeps a mandatory level whose object went away as it was", () => {
+  // Kubernetes retains a mandatory level missing from a new configuration with its old spec
+  // (processOldPLsLocked); only one it never held is imagined with the built-in spec.
+  const tuned = configOf(40, [
+    exempt(10),
+    limited("catch-all", { shares: 5 }),
+    limited("a", { shares: 5 }),
+  ]);
+  const c = new EmbeddedCoordinator(tuned, { clock: new FakeEventClock() });
+  const nominal = () =>
+    Object.fromEntries(c.snapshot().levels.map((l) => [l.name, l.nominalLimit]));
+  assert.deepEqual(nominal(), { a: 10, "catch-all": 10, exempt: 20 });
+  const withoutExempt = configOf(40, [
+    limited("catch-all", { shares: 5 }),
+    limited("a", { shares: 5 }),
+  ]);
+  assert.equal(withoutExempt.priorityLevels.find((pl) => pl.name === "exempt")!.imagined, true);
+  c.configure(withoutExempt);
+  assert.deepEqual(nominal(), { a: 10, "catch-all": 10, exempt: 20 }, "the tuned exempt stays");
+  // A coordinator that never held a tuned exempt imagines the built-in one (no shares).
+  const fresh = new EmbeddedCoordinator(withoutExempt, { clock: new FakeEventClock() });
+  assert.deepEqual(
+    Object.fromEntries(fresh.snapshot().levels.map((l) => [l.name, l.nominalLimit])),
+    { a: 20, "catch-all": 20, exempt: 0 },
+  );
+  c.close();
+  fresh.close();
 });
 
 Deno.test("EmbeddedCoordinator refuses an invalid configuration whole", async () => {
