@@ -26,7 +26,11 @@ const SUBDOMAIN_MESSAGE = "a lowercase RFC 1123 subdomain must consist of lower 
 export function dns1123LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > 63) errors.push("must be no more than 63 characters");
-  if (!LABEL_RE.test(value)) errors.push(LABEL_MESSAGE);
+  if (!LABEL_RE.test(value)) {
+    // A valid subdomain that is no label: the length is checked, so it has dots (Kubernetes'
+    // `IsDNS1123Label`).
+    errors.push(SUBDOMAIN_RE.test(value) ? "must not contain dots" : LABEL_MESSAGE);
+  }
   return errors;
 }
 

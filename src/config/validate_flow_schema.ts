@@ -77,13 +77,16 @@ function validateRules(errs: FieldErrorList, rule: PolicyRulesWithSubjects, path
   );
 }
 
+// In the order Kubernetes reports the members a kind forbids (`ValidateFlowSchemaSubject`).
 const MEMBERS = [
+  ["ServiceAccount", "serviceAccount"],
   ["User", "user"],
   ["Group", "group"],
-  ["ServiceAccount", "serviceAccount"],
 ] as const;
 
+/** The subject's own member first, then the members its kind forbids, as Kubernetes reports them. */
 function validateSubject(errs: FieldErrorList, subject: Subject, path: string): void {
+  validateOwnMember(errs, subject, path);
   for (const [kind, member] of MEMBERS) {
     if (kind === subject.kind) continue;
     if (subject[member] !== undefined) {
@@ -93,6 +96,9 @@ function validateSubject(errs: FieldErrorList, subject: Subject, path: string): 
       );
     }
   }
+}
+
+function validateOwnMember(errs: FieldErrorList, subject: Subject, path: string): void {
   if (subject.kind === "ServiceAccount") {
     const sa = subject.serviceAccount;
     const sap = `${path}.serviceAccount`;

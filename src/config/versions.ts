@@ -1,7 +1,8 @@
 /**
  * Conversion of the older flowcontrol versions to v1. `v1beta3` differs from v1
  * in how a zero `nominalConcurrencyShares` is read; `v1beta1` and `v1beta2`
- * call the field `assuredConcurrencyShares` and never allow zero.
+ * call the field `assuredConcurrencyShares`, and their defaulting turns zero
+ * into 30 (so zero never reaches validation).
  *
  * @module
  */

@@ -105,11 +105,17 @@ Deno.test("subjects are a union keyed by kind", () => {
       user: { name: "u" },
       serviceAccount: { namespace: "n", name: "s" },
     }),
+    // As Kubernetes reports them: serviceAccount, then user.
     [
-      `${at}.user: Forbidden: user is forbidden when subject kind is not 'User'`,
       `${at}.serviceAccount: Forbidden: serviceAccount is forbidden when subject kind is not 'ServiceAccount'`,
+      `${at}.user: Forbidden: user is forbidden when subject kind is not 'User'`,
     ],
   );
+  // The subject's own member first, then the members its kind forbids.
+  assert.deepEqual(check({ kind: "User", user: { name: "" }, group: { name: "g" } }), [
+    `${at}.user.name: Required value`,
+    `${at}.group: Forbidden: group is forbidden when subject kind is not 'Group'`,
+  ]);
   assert.deepEqual(check({ kind: "User", user: { name: "" } }), [
     `${at}.user.name: Required value`,
   ]);
@@ -146,8 +152,9 @@ Deno.test("service-account subjects need a valid namespace and name (name may be
   assert.deepEqual(check({ namespace: "*", name: "x" }), [
     `${at}.namespace: Invalid value: "*": ${labelMessage}`,
   ]);
+  // A valid subdomain with dots is told so (Kubernetes' IsDNS1123Label).
   assert.deepEqual(check({ namespace: "a.b", name: "x" }), [
-    `${at}.namespace: Invalid value: "a.b": ${labelMessage}`,
+    `${at}.namespace: Invalid value: "a.b": must not contain dots`,
   ]);
 });
 
@@ -210,6 +217,9 @@ Deno.test("resource rules: namespaces are required unless cluster scoped, * alon
   ]);
   assert.deepEqual(check({ namespaces: ["default", "Bad"] }), [
     `${at}.namespaces[1]: Invalid value: "Bad": each member of this list must be '*' or a DNS-1123 label; ${labelMessage}`,
+  ]);
+  assert.deepEqual(check({ namespaces: ["kube.system"] }), [
+    `${at}.namespaces[0]: Invalid value: "kube.system": each member of this list must be '*' or a DNS-1123 label; must not contain dots`,
   ]);
   assert.deepEqual(check({ namespaces: ["default", "kube-system"], clusterScope: true }), []);
 });
