@@ -117,15 +117,41 @@ export const legacyPriorityLevelSpecSchema: z.ZodType<PriorityLevelConfiguration
   priorityLevelSpec(legacyLimitedSchema);
 
 /**
- * Schema of the metadata flow control reads. Everything else a server adds
- * (`managedFields`, `resourceVersion`, timestamps, ...) is accepted and dropped.
+ * Fields of Kubernetes' `ObjectMeta` that a server sets (or a client may send) and flow control
+ * does not read: accepted, whatever they hold, and dropped (a `kubectl get -o yaml` dump loads).
  */
-export const objectMetaSchema: z.ZodType<ObjectMeta> = z.object({
+const IGNORED_META_FIELDS = [
+  "generateName",
+  "namespace",
+  "selfLink",
+  "resourceVersion",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+] as const;
+
+/**
+ * Schema of the metadata flow control reads. The other fields of `ObjectMeta`
+ * are accepted and dropped; a field `ObjectMeta` does not have is an unknown
+ * field, as anywhere else in the object (Kubernetes' strict decoding).
+ */
+export const objectMetaSchema: z.ZodType<ObjectMeta> = z.strictObject({
   name,
   uid: z.string().exactOptional(),
   generation: z.int().exactOptional(),
   annotations: z.record(z.string(), z.string()).exactOptional(),
   labels: z.record(z.string(), z.string()).exactOptional(),
+  ...Object.fromEntries(IGNORED_META_FIELDS.map((f) => [f, z.unknown().exactOptional()])),
+}).transform((meta): ObjectMeta => {
+  const out: ObjectMeta = { name: meta.name };
+  if (meta.uid !== undefined) out.uid = meta.uid;
+  if (meta.generation !== undefined) out.generation = meta.generation;
+  if (meta.annotations !== undefined) out.annotations = meta.annotations;
+  if (meta.labels !== undefined) out.labels = meta.labels;
+  return out;
 });
 
 /** A FlowSchema as written in a manifest, before defaulting. */

@@ -45,6 +45,11 @@ export function forbidden(detail: string): string {
   return `Forbidden: ${detail}`;
 }
 
+/** `Too long: may not be more than <max> bytes` (the value is not shown). */
+export function tooLong(maxBytes: number): string {
+  return `Too long: may not be more than ${maxBytes} ${maxBytes === 1 ? "byte" : "bytes"}`;
+}
+
 /** `Unsupported value: <value>: supported values: "a", "b"`. */
 export function notSupported(value: unknown, supported: readonly string[]): string {
   const list = supported.map((s) => JSON.stringify(s)).join(", ");

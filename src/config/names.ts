@@ -5,17 +5,15 @@
  * @module
  */
 
-import { type FieldErrorList, invalid, required } from "./field_errors.ts";
-
 const LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const SUBDOMAIN = `${LABEL}(\\.${LABEL})*`;
 const LABEL_RE = new RegExp(`^${LABEL}$`);
-const SUBDOMAIN_RE = new RegExp(`^${SUBDOMAIN}$`);
+export const SUBDOMAIN_RE = new RegExp(`^${SUBDOMAIN}$`);
 
 const LABEL_MESSAGE = "a lowercase RFC 1123 label must consist of lower case alphanumeric " +
   "characters or '-', and must start and end with an alphanumeric character " +
   `(e.g. 'my-name',  or '123-abc', regex used for validation is '${LABEL}')`;
-const SUBDOMAIN_MESSAGE = "a lowercase RFC 1123 subdomain must consist of lower case " +
+export const SUBDOMAIN_MESSAGE = "a lowercase RFC 1123 subdomain must consist of lower case " +
   "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric " +
   `character (e.g. 'example.com', regex used for validation is '${SUBDOMAIN}')`;
 
@@ -44,36 +42,3 @@ export function dns1123SubdomainErrors(value: string): string[] {
   if (!SUBDOMAIN_RE.test(value)) errors.push(SUBDOMAIN_MESSAGE);
   return errors;
 }
-
-/**
- * The metadata of both kinds: the name is a DNS-1123 subdomain; a `uid`,
- * when given, is what a header value can carry (Fetch's rule: no NUL, CR or
- * LF, nothing beyond U+00FF; blanks around it are trimmed when it is set),
- * since it is sent in the `X-Kubernetes-PF-FlowSchema-UID` and
- * `X-Kubernetes-PF-PriorityLevel-UID` response headers (Kubernetes' own are
- * UUIDs the server assigns).
- */
-export function validateObjectMeta(
-  errs: FieldErrorList,
-  meta: { readonly name: string; readonly uid?: string | undefined },
-): void {
-  const { name, uid } = meta;
-  if (name === "") {
-    errs.add("metadata.name", required("name or generateName is required"));
-  } else {
-    for (const msg of dns1123SubdomainErrors(name)) errs.add("metadata.name", invalid(name, msg));
-  }
-  if (uid !== undefined && NOT_IN_A_HEADER.test(uid)) {
-    errs.add(
-      "metadata.uid",
-      invalid(
-        uid,
-        "must not hold a NUL, CR or LF, nor a character beyond U+00FF: " +
-          "it is sent as a response header's value",
-      ),
-    );
-  }
-}
-
-/** What no header value may hold (the Fetch standard's header value). */
-const NOT_IN_A_HEADER = /[\0\r\n\u0100-\uffff]/;

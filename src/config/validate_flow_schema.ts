@@ -16,7 +16,8 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { dns1123LabelErrors, dns1123SubdomainErrors, validateObjectMeta } from "./names.ts";
+import { dns1123LabelErrors, dns1123SubdomainErrors } from "./names.ts";
+import { validateObjectMeta } from "./object_meta.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   FlowSchema,

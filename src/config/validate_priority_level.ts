@@ -25,7 +25,7 @@ import {
   notSupported,
   required,
 } from "./field_errors.ts";
-import { validateObjectMeta } from "./names.ts";
+import { validateObjectMeta } from "./object_meta.ts";
 import { semanticallyEqual } from "./_semantic_equal.ts";
 import type {
   ExemptPriorityLevelConfiguration,
