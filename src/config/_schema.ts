@@ -4,7 +4,7 @@
  * `validation.go` (`docs/semantics.md` §1.4) live in the `validate_*`
  * modules so that every rule can report in Kubernetes' words.
  *
- * Go fields that are not pointers (strings, lists, `limitResponse`) default to
+ * Go fields that are not pointers (strings, lists, `spec`, `limitResponse`) default to
  * their zero value here, as Go's decoder would leave them, so that a missing
  * field gets the same message as an empty one.
  *
@@ -26,6 +26,11 @@ import type {
 } from "./types.ts";
 
 const name = z.string().default("");
+
+/** A Go struct field (not a pointer): missing, it is the zero value, `{}`, validated as such. */
+function zeroWhenMissing<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => value === undefined ? {} : value, schema);
+}
 const strings = z.array(z.string()).default([]);
 const int32 = z.int32();
 
@@ -77,7 +82,7 @@ const limitResponseSchema = z.strictObject({
 
 const limitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObject({
   nominalConcurrencyShares: int32.exactOptional(),
-  limitResponse: limitResponseSchema,
+  limitResponse: zeroWhenMissing(limitResponseSchema),
   lendablePercent: int32.exactOptional(),
   borrowingLimitPercent: int32.exactOptional(),
 });
@@ -85,7 +90,7 @@ const limitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObje
 /** v1beta1 and v1beta2 call the shares `assuredConcurrencyShares`. */
 const legacyLimitedSchema: z.ZodType<LimitedPriorityLevelConfiguration> = z.strictObject({
   assuredConcurrencyShares: int32.exactOptional(),
-  limitResponse: limitResponseSchema,
+  limitResponse: zeroWhenMissing(limitResponseSchema),
   lendablePercent: int32.exactOptional(),
   borrowingLimitPercent: int32.exactOptional(),
 }).transform(({ assuredConcurrencyShares: shares, ...rest }) =>
@@ -183,7 +188,7 @@ export const flowSchemaDocumentSchema: z.ZodType<FlowSchemaDocument> = z.strictO
   apiVersion: z.string(),
   kind: z.literal("FlowSchema"),
   metadata: objectMetaSchema,
-  spec: flowSchemaSpecSchema,
+  spec: zeroWhenMissing(flowSchemaSpecSchema),
   status: z.unknown().transform(() => undefined).exactOptional(),
 }).transform(({ status: _status, ...rest }) => rest);
 
@@ -194,7 +199,7 @@ function priorityLevelDocument(
     apiVersion: z.string(),
     kind: z.literal("PriorityLevelConfiguration"),
     metadata: objectMetaSchema,
-    spec,
+    spec: zeroWhenMissing(spec),
     status: z.unknown().transform(() => undefined).exactOptional(),
   }).transform(({ status: _status, ...rest }) => rest);
 }

@@ -450,3 +450,31 @@ spec:
     ["spec.limited.limitResponse"],
   ]);
 });
+
+Deno.test("a missing spec or limitResponse is Go's zero value, validated as such", () => {
+  const v1 = "flowcontrol.apiserver.k8s.io/v1";
+  const errors = (object: Record<string, unknown>) => {
+    const result = parseConfiguration({ objects: [object] });
+    return result.ok ? [] : result.errors;
+  };
+  assert.deepEqual(errors({ apiVersion: v1, kind: "FlowSchema", metadata: { name: "f" } }), [
+    "FlowSchema/f: spec.priorityLevelConfiguration.name: Required value: must reference a priority level",
+  ]);
+  assert.deepEqual(
+    errors({ apiVersion: v1, kind: "PriorityLevelConfiguration", metadata: { name: "p" } }),
+    [
+      'PriorityLevelConfiguration/p: spec.type: Unsupported value: "": supported values: "Exempt", "Limited"',
+    ],
+  );
+  assert.deepEqual(
+    errors({
+      apiVersion: v1,
+      kind: "PriorityLevelConfiguration",
+      metadata: { name: "p" },
+      spec: { type: "Limited", limited: {} },
+    }),
+    [
+      'PriorityLevelConfiguration/p: spec.limited.limitResponse.type: Unsupported value: "": supported values: "Queue", "Reject"',
+    ],
+  );
+});
