@@ -86,13 +86,10 @@ function validateLimited(
 ): void {
   const shares = limited.nominalConcurrencyShares ?? 0;
   const sharesPath = `spec.limited.${sharesFieldName(version)}`;
-  // Zero shares (a level that only borrows) is allowed from v1beta3 on; the
-  // older versions default 0 to 30 and so can only see negative values here.
-  if (version === "v1" || version === "v1beta3") {
-    if (shares < 0) errs.add(sharesPath, invalid(shares, "must be a non-negative integer"));
-  } else if (shares <= 0) {
-    errs.add(sharesPath, invalid(shares, "must be positive"));
-  }
+  // Zero shares (a level that only borrows) are allowed whatever the version since the
+  // ZeroLimitedNominalConcurrencyShares gate went GA (1.30; removed in 1.32); v1beta1 and v1beta2
+  // default 0 to 30, so only a negative value fails, named as the version names the field.
+  if (shares < 0) errs.add(sharesPath, invalid(shares, "must be a non-negative integer"));
   const response = limited.limitResponse;
   const rp = "spec.limited.limitResponse";
   if (response.type === "Reject") {

@@ -356,14 +356,15 @@ Deno.test("v1beta3, v1beta2 and v1beta1 objects are converted to v1", () => {
   assert.deepEqual(decodeValues([plObject("p", { assuredConcurrencyShares: 5 })]).errors, [
     'PriorityLevelConfiguration/p: spec.limited.assuredConcurrencyShares: unknown field "assuredConcurrencyShares"',
   ]);
-  // Validation names the field the way the manifest's version spells it.
+  // Validation names the field the way the manifest's version spells it; zero is allowed in every
+  // version (the gate went GA in 1.30), so a negative value is the one refused.
   assert.deepEqual(
     parseConfiguration({ objects: [plObject("p", { assuredConcurrencyShares: -1 }, beta("2"))] }),
     {
       ok: false,
       errors: [
         "PriorityLevelConfiguration/p: spec.limited.assuredConcurrencyShares: Invalid value: -1: " +
-        "must be positive",
+        "must be a non-negative integer",
       ],
     },
   );

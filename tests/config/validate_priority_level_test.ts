@@ -74,7 +74,7 @@ Deno.test("Limited shares must be non-negative; zero is allowed in v1", () => {
   assert.deepEqual(errorsOf(limitedLevel("pl", { nominalConcurrencyShares: 0 })), []);
 });
 
-Deno.test("older versions name the shares field assuredConcurrencyShares and require it positive", () => {
+Deno.test("older versions name the shares field assuredConcurrencyShares; a negative value fails in every version", () => {
   assert.deepEqual(
     errorsOf(
       limitedLevel(
@@ -84,7 +84,7 @@ Deno.test("older versions name the shares field assuredConcurrencyShares and req
       ),
     ),
     [
-      `${PL}/pl: spec.limited.assuredConcurrencyShares: Invalid value: -3: must be positive`,
+      `${PL}/pl: spec.limited.assuredConcurrencyShares: Invalid value: -3: must be a non-negative integer`,
     ],
   );
   assert.deepEqual(errorsOf(limitedLevel("pl", { nominalConcurrencyShares: -3 }, "v1beta3")), [
