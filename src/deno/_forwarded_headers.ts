@@ -134,6 +134,34 @@ export function endToEndFields(fields: string[]): string[] {
   return fields;
 }
 
+/**
+ * Makes `fields` carry the response's length once, as `length` (a body framed by its length), in
+ * place; returns `fields`. The gateway frames the body it forwards itself: a `Content-Length` the
+ * upstream's `Connection` listed (so {@linkcode endToEndFields} left it out), or one repeated
+ * (RFC 9110 §8.6 lets a recipient accept equal values, and some clients refuse them repeated), is
+ * written once, from the length the framing took. The usual single, canonical field costs a scan.
+ */
+export function withOneLength(fields: string[], length: number): string[] {
+  const value = String(length);
+  let found = 0;
+  let canonical = true;
+  for (let i = 0; i < fields.length; i += 2) {
+    if (!sameName(fields[i]!, "content-length")) continue;
+    found++;
+    if (fields[i + 1] !== value) canonical = false;
+  }
+  if (found === 1 && canonical) return fields;
+  let at = 0;
+  for (let i = 0; i < fields.length; i += 2) {
+    if (sameName(fields[i]!, "content-length")) continue;
+    fields[at++] = fields[i]!;
+    fields[at++] = fields[i + 1]!;
+  }
+  while (fields.length > at) fields.pop();
+  fields.push("content-length", value);
+  return fields;
+}
+
 /** A copy of `headers` without the hop-by-hop ones, including those `Connection` names. */
 export function endToEndHeaders(headers: Headers): Headers {
   return new Headers(endToEndPairs(headers));

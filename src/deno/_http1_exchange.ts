@@ -19,7 +19,7 @@ import type { CallCancel } from "./_call_cancel.ts";
 import type { Http1Connection } from "./_http1_connection.ts";
 import type { ParsedHead, ResponseEvents } from "./_http1_parser.ts";
 import { BodySourceError, type RequestHead, writeBody } from "./_http1_request.ts";
-import { endToEndFields } from "./_forwarded_headers.ts";
+import { endToEndFields, withOneLength } from "./_forwarded_headers.ts";
 
 /**
  * The connection failed before any byte of the response arrived: it may
@@ -177,7 +177,10 @@ class Exchange implements ResponseEvents {
       body = this.#ended ? concat(this.#chunks) : this.#stream();
     }
     // End-to-end fields only (RFC 9110 §7.6.1): the hop-by-hop ones described this connection.
-    const fields = endToEndFields(head.headers);
+    // A body framed by its length carries that length once, as the framing read it.
+    const fields = head.framing.kind === "length"
+      ? withOneLength(endToEndFields(head.headers), head.framing.length)
+      : endToEndFields(head.headers);
     if (this.#ended) this.#settle();
     return {
       status: head.status,

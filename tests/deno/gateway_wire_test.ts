@@ -427,6 +427,45 @@ Deno.test("gateway wire: HEAD gets the upstream's head, Content-Length included,
   assert.deepEqual(upstream.requests.map((r) => r.method), ["HEAD", "GET"]);
 });
 
+for (const upstreamClient of ["http1", "fetch"] as const) {
+  Deno.test(`gateway wire (${upstreamClient}): the client's response carries its length once, whatever the upstream's Connection names or repeats`, async () => {
+    // An upstream `Connection: Content-Length` takes the field out of the end-to-end ones; two equal
+    // `Content-Length` lines (5 and 05) are one length that some clients refuse repeated. Either
+    // way the gateway writes the length the framing read, once, and the next response on the
+    // connection is its own.
+    await using upstream = rawUpstream(async (req, conn) => {
+      if (req.target === "/named") {
+        await conn.write(
+          "HTTP/1.1 200 OK\r\nConnection: Content-Length\r\nContent-Length: 5\r\n\r\nhello",
+        );
+      } else if (req.target === "/twice") {
+        await conn.write(
+          "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 05\r\n\r\nhello",
+        );
+      } else await conn.write(okResponse(`after ${req.target}`));
+    });
+    await using gateway = gatewayFor(upstream.url, { upstreamClient });
+    using client = await WireClient.open(gateway.addr.port);
+    for (const path of ["/named", "/twice"]) {
+      await client.send(`GET ${path} HTTP/1.1\r\nHost: gw\r\n\r\n`);
+      const res = await client.readResponse({ deadlineMs: 2_000 });
+      assert.equal(res.head.status, 200, path);
+      // The HTTP/1.1 client keeps the length; fetch may hand the body on chunked (as well framed).
+      if (upstreamClient === "http1" || res.framing === "length") {
+        assert.equal(res.framing, "length", path);
+        assert.deepEqual(fieldValues(res.head, "content-length"), ["5"], path);
+      } else {
+        assert.equal(res.framing, "chunked", path);
+        assert.deepEqual(fieldValues(res.head, "content-length"), [], path);
+      }
+      assert.equal(res.body, "hello", path);
+      await client.send(`GET /next HTTP/1.1\r\nHost: gw\r\n\r\n`);
+      const next = await client.readResponse({ deadlineMs: 2_000 });
+      assert.equal(next.body, "after /next", path);
+    }
+  });
+}
+
 // 9. An upstream response that cannot be passed on.
 
 Deno.test("gateway wire: an upstream response with an invalid field name is a 502", async () => {
