@@ -1,14 +1,12 @@
 /**
  * One connection of the HTTP/1.1 upstream client: TCP (Nagle's algorithm
  * off: a request head and its body go out as written), then TLS for an
- * `https:` origin, with one response parser of its own. Once it has idled
- * a while in the pool, a read is kept pending on it ({@linkcode
+ * `https:` origin, with one response parser of its own. While it idles in
+ * the pool, a read is kept pending on it ({@linkcode
  * Http1Connection.watch}), so that an upstream that closes it (or speaks
  * out of turn) is seen at once and the connection dropped before a request
  * is sent on it; that read, when the connection is taken, becomes the
- * first read of the response. Not at once: a connection taken again within
- * the moment is read after its request is written, which on Deno is a
- * fifth cheaper per request than a read left pending across it.
+ * first read of the response.
  *
  * @module
  */
@@ -79,8 +77,7 @@ export async function dial(origin: Origin, signal?: AbortSignal): Promise<Http1C
 export class Http1Connection {
   /** The parser of its responses, reused from one to the next. */
   readonly parser: ResponseParser = new ResponseParser();
-  /** When it went idle, and when it may no longer be taken from the pool (the pool's clock). */
-  idleSince = 0;
+  /** When it may no longer be taken from the pool (the pool's clock). */
   expiresAt = 0;
   /** Where it is in its pool's list of connections in use, `-1` while in none (the pool's). */
   slot = -1;
@@ -144,11 +141,6 @@ export class Http1Connection {
     return writeAll(this.#socket, bytes);
   }
 
-  /** Whether a read watches it while idle. */
-  get watched(): boolean {
-    return this.#gone !== null;
-  }
-
   /** The connection goes idle: back to the small buffer. */
   park(): void {
     this.#buf = this.#head;
@@ -157,26 +149,34 @@ export class Http1Connection {
   /**
    * Watches the idle connection: a read is started, and `gone` is called if
    * it ends (closed, reset, or bytes nobody asked for) before
-   * {@linkcode busy}.
+   * {@linkcode busy}. Every request parks its connection, so nothing here
+   * is made per call: `gone` is the pool's one function for this
+   * connection, and the read's reaction is bound once.
    */
   watch(gone: () => void): void {
     this.#gone = gone;
     const ahead = this.#socket.read(this.#buf);
     this.#ahead = ahead;
     this.#last = ahead;
-    const ended = () => {
-      if (this.#gone === gone) {
-        this.#gone = null;
-        gone();
-      }
-    };
-    ahead.then(ended, ended);
+    ahead.then(this.#aheadEnded, this.#aheadEnded);
   }
+
+  /** The read ahead ended: while still idle, the connection is gone. */
+  #aheadEnded = (): void => {
+    const gone = this.#gone;
+    if (gone !== null && this.#ahead !== null) {
+      this.#gone = null;
+      gone();
+    }
+  };
 
   /** Taken for an exchange: the read ahead is now the response's. */
   busy(): void {
     this.#gone = null;
   }
+
+  /** Where the pool drops this connection should it end while idle (the pool's, set once). */
+  onGone: () => void = noop;
 
   /**
    * Closes it (idempotent); settles once its pending read, if any, has

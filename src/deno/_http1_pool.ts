@@ -8,11 +8,15 @@
  *
  * An idle connection expires after the idle timeout, or sooner when the
  * upstream's `Keep-Alive: timeout=N` says it will close it (one second
- * before, as undici does); after a second idle, a read watches it for the
- * upstream's close. So we seldom send on a connection the upstream is
- * closing. One timer on the injected clock serves the whole pool: it is set
- * only when the earliest due time moves earlier, which a steady load never
- * does.
+ * before, as undici does). From the moment it goes idle, a read watches it:
+ * an upstream that closes it, or writes to it out of turn (the rest of a
+ * body longer than its `Content-Length`, a response nobody asked for), has
+ * it dropped before a request is sent on it, as nginx does with its cached
+ * connections. Bytes read on an idle connection must never be taken for the
+ * next request's response: that response would go to another client. One
+ * timer on the injected clock serves the whole pool (the expiries): it is
+ * set only when the earliest due time moves earlier, which a steady load
+ * never does.
  *
  * @module
  */
@@ -33,15 +37,6 @@ export interface PoolBounds {
 
 /** How much earlier than the upstream's announced keep-alive timeout we stop using a connection. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
-
-/**
- * How long a connection idles before a read watches it for the upstream's
- * close: well below the shortest keep-alive timeouts in use (5 s in Node's
- * and Apache's servers), so that the close is seen before we send on it;
- * long enough that a loaded pool's connections, reused within
- * milliseconds, are never watched.
- */
-const WATCH_AFTER_MS = 1_000;
 
 /** The connections of one origin. */
 export class Http1Pool {
@@ -103,6 +98,7 @@ export class Http1Pool {
       throw new Error(`Cannot connect to ${this.origin.key}`, { cause: e });
     }
     this.#dialled++;
+    conn.onGone = () => this.#drop(conn);
     if (this.#closed) {
       await conn.close();
       throw new Error(`Cannot connect to ${this.origin.key}: the client is closed`);
@@ -124,13 +120,11 @@ export class Http1Pool {
       void conn.close();
       return;
     }
-    const now = clock.now();
-    conn.idleSince = now;
-    conn.expiresAt = now + timeoutMs;
+    conn.expiresAt = clock.now() + timeoutMs;
     conn.park();
+    conn.watch(conn.onGone);
     this.#idle.push(conn);
-    const due = Math.min(conn.expiresAt, now + WATCH_AFTER_MS);
-    if (due < this.#timerAt) this.#arm(due);
+    if (conn.expiresAt < this.#timerAt) this.#arm(conn.expiresAt);
   };
 
   /** Closes every connection, idle or in use, and the timer; settles once their reads ended. */
@@ -159,10 +153,7 @@ export class Http1Pool {
     this.#timer = clock.setTimer(at - clock.now(), () => this.#sweep());
   }
 
-  /**
-   * Closes the expired idle connections, watches those idle long enough;
-   * sets the timer for the next of either.
-   */
+  /** Closes the expired idle connections; sets the timer for the next expiry. */
   #sweep(): void {
     this.#timer = null;
     this.#timerAt = Infinity;
@@ -175,11 +166,6 @@ export class Http1Pool {
         continue;
       }
       kept.push(conn);
-      if (!conn.watched) {
-        const watchAt = conn.idleSince + WATCH_AFTER_MS;
-        if (watchAt <= now) conn.watch(() => this.#drop(conn));
-        else if (watchAt < next) next = watchAt;
-      }
       if (conn.expiresAt < next) next = conn.expiresAt;
     }
     this.#idle = kept;
